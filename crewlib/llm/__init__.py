@@ -1,0 +1,67 @@
+"""LLM access: one client (cache, retries, concurrency, JSON, ledger) and the embedded model.
+
+Typical use::
+
+    from crewlib.config import load_params
+    from crewlib.llm import connect, Caller
+    llm = connect(load_params("quick"))
+    answer = llm.chat([{"role": "user", "content": "Hello"}], caller=Caller("demo", "writer"))
+"""
+
+from __future__ import annotations
+
+import threading
+
+from crewlib.llm.cache import ResponseCache
+from crewlib.llm.client import ChatRequest, ChatResult, LLMClient
+from crewlib.llm.config import EmbeddedConfig, LLMConfig
+from crewlib.llm.errors import (
+    CacheMissError,
+    EndpointError,
+    LLMError,
+    ModelNotAvailableError,
+    OutputValidationError,
+    RetryExhaustedError,
+    ServerStartError,
+)
+from crewlib.llm.faults import FaultInjector
+from crewlib.llm.ledger import Caller, CallRecord, Ledger
+
+__all__ = [
+    "CacheMissError", "CallRecord", "Caller", "ChatRequest", "ChatResult", "EmbeddedConfig", "EndpointError",
+    "FaultInjector", "LLMClient", "LLMConfig", "LLMError", "Ledger", "ModelNotAvailableError",
+    "OutputValidationError", "ResponseCache", "RetryExhaustedError", "ServerStartError", "connect",
+    "embedded_server",
+]
+
+_servers: dict = {}
+_servers_lock = threading.Lock()
+
+
+def embedded_server(config: EmbeddedConfig):
+    """The process-wide embedded server for ``config`` (started once, stopped at exit)."""
+    from crewlib.llm.local import LocalServer
+
+    with _servers_lock:
+        server = _servers.get(config)
+        if server is None or not server.running:
+            server = LocalServer(config).start()
+            _servers[config] = server
+        return server
+
+
+def connect(params: dict | None = None, *, ledger: Ledger | None = None, cache: ResponseCache | None = None,
+            faults: FaultInjector | None = None, config: LLMConfig | None = None) -> LLMClient:
+    """A client for the endpoint the params (and environment) name.
+
+    With the embedded provider the local server is started lazily, at the first call whose
+    answer is not in the cache, so a fully cached run never loads the model.
+    """
+    config = config or LLMConfig.from_params(params)
+    if config.provider == "embedded":
+        from crewlib.llm.local import get_model
+
+        model = get_model(config.embedded.model)
+        return LLMClient(config, base_url=lambda: embedded_server(config.embedded).base_url, model=model.alias,
+                         api_key="not-needed", ledger=ledger, cache=cache, faults=faults)
+    return LLMClient(config, ledger=ledger, cache=cache, faults=faults)

