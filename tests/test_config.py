@@ -1,0 +1,49 @@
+"""Params files and the environment overrides of the LLM settings."""
+
+from __future__ import annotations
+
+import pytest
+
+from crewlib.config import PROJECT_ROOT, ParamsError, load_params
+from crewlib.llm import LLMConfig
+
+
+def test_quick_and_full_load_and_full_extends_quick():
+    quick, full = load_params("quick"), load_params("full")
+    assert quick["llm"]["embedded"]["model"] == "qwen2.5-coder-1.5b"
+    assert full["llm"]["embedded"] == quick["llm"]["embedded"]  # inherited
+    assert full["llm"]["max_tokens"] > quick["llm"]["max_tokens"]  # overridden
+    assert LLMConfig.from_params(quick, env={}).provider == "embedded"
+
+
+def test_overrides_and_errors(tmp_path):
+    assert load_params("quick", {"llm": {"temperature": 0.9}})["llm"]["temperature"] == 0.9
+    with pytest.raises(ParamsError, match="known modes"):
+        load_params("no-such-mode")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("llm: [unclosed")
+    with pytest.raises(ParamsError, match="not valid YAML"):
+        load_params(bad)
+    with pytest.raises(ParamsError, match="unknown llm settings"):
+        LLMConfig.from_params({"llm": {"temprature": 0.1}}, env={})
+
+
+def test_environment_points_the_client_at_another_endpoint():
+    env = {"CREW_LLM_BASE_URL": "https://openrouter.ai/api/v1", "CREW_LLM_MODEL": "openai/gpt-4o",
+           "CREW_LLM_API_KEY_ENV": "OPENROUTER_API_KEY", "CREW_LLM_CACHE_MODE": "replay"}
+    cfg = LLMConfig.from_params(load_params("quick"), env=env)
+    assert (cfg.provider, cfg.base_url, cfg.model, cfg.api_key_env, cfg.cache_mode) == (
+        "openai", "https://openrouter.ai/api/v1", "openai/gpt-4o", "OPENROUTER_API_KEY", "replay")
+    assert LLMConfig.from_params({}, env={"CREW_EMBEDDED_MODEL": "qwen2.5-coder-0.5b"}).embedded.model == \
+        "qwen2.5-coder-0.5b"
+
+
+def test_invalid_settings_are_refused():
+    with pytest.raises(ParamsError, match="needs llm.base_url"):
+        LLMConfig(provider="openai")
+    with pytest.raises(ParamsError, match="cache_mode"):
+        LLMConfig(cache_mode="sometimes")
+
+
+def test_relative_cache_dir_is_under_the_project():
+    assert LLMConfig(cache_dir="llm_cache").cache_path == PROJECT_ROOT / "llm_cache"
