@@ -32,9 +32,10 @@ model-test: setup
 demo: model
 	$(BIN)/python -m crewlib.demo --params quick
 
+# Unit and integration tests, then every notebook executed in quick mode (nbval).
 test: model-test
 	$(BIN)/ruff check crewlib tests benchmarks
-	CREW_EMBEDDED_MODEL=qwen2.5-coder-0.5b $(BIN)/python -m pytest
+	CREW_EMBEDDED_MODEL=qwen2.5-coder-0.5b MPLBACKEND=Agg $(BIN)/python -m pytest tests notebooks --nbval-lax
 
 benchmark: model
 	$(BIN)/python benchmarks/llm_local.py

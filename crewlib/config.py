@@ -39,6 +39,8 @@ def load_params(mode: str | os.PathLike = "quick", overrides: dict | None = None
     path = Path(mode)
     if not path.suffix:
         path = PARAMS_DIR / f"{mode}.yaml"
+    elif not path.is_absolute() and not path.exists():
+        path = PROJECT_ROOT / path  # notebooks run in notebooks/ but name params/full.yaml
     if not path.exists():
         known = sorted(p.stem for p in PARAMS_DIR.glob("*.yaml"))
         raise ParamsError(f"params file {path} not found; known modes: {known}")
