@@ -1,0 +1,182 @@
+"""CREW as a PettingZoo ``ParallelEnv``: M agents, horizon T, Discrete(4) actions, 20 features.
+
+One round (DESIGN.md §2): every agent picks Retrieve / Disseminate / Compose / Critique; the
+environment offers each retriever the most relevant paper it has not read (preferring papers
+no teammate read, ties by citation degree); the executor turns all actions into proposals at
+once (the LLM executor calls the model concurrently); the proposals are merged by confidence
+and applied; the team reward is the change in draft and knowledge quality plus the feedback
+term; every agent observes the new workspace.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import ParallelEnv
+
+from crewlib.data.records import RWGExample
+from crewlib.env.checks import feedback_is_real
+from crewlib.env.executors import ActionRequest, Executor
+from crewlib.env.observation import FEATURE_NAMES, ObservationCaps, action_mask, draft_stats, observe
+from crewlib.env.reward import Qualities, RewardWeights, feedback_quality, qualities, team_reward
+from crewlib.env.task import Task
+from crewlib.env.trace import EpisodeTrace
+from crewlib.env.workspace import Action, Proposal, Workspace, merge_proposals
+
+
+@dataclass(frozen=True)
+class EnvConfig:
+    n_agents: int = 3
+    horizon: int = 15
+    relevance: str = "tfidf"  # how the pool is ordered: tfidf | embedding
+    target_words: int = 250  # feature 9 normalises the draft length by this
+    weights: RewardWeights = field(default_factory=RewardWeights)
+    caps: ObservationCaps = field(default_factory=ObservationCaps)
+
+    @classmethod
+    def from_params(cls, params: dict) -> EnvConfig:
+        env = dict(params.get("env", {}))
+        weights = RewardWeights(**env.pop("reward", {}))
+        caps = ObservationCaps(**env.pop("caps", {}))
+        return cls(**env, weights=weights, caps=caps)
+
+
+class CrewEnv(ParallelEnv):
+    metadata = {"name": "crew_v0", "is_parallelizable": True}
+
+    def __init__(self, examples: list[RWGExample], executor: Executor, config: EnvConfig = EnvConfig(),
+                 tasks: list[Task] | None = None) -> None:
+        if not examples:
+            raise ValueError("CrewEnv needs at least one related-work example")
+        self.examples = examples
+        self.executor = executor
+        self.config = config
+        self.possible_agents = [f"agent_{i}" for i in range(config.n_agents)]
+        self.agents: list[str] = []
+        self._tasks: dict[int, Task] = dict(enumerate(tasks)) if tasks else {}
+        self._rng = np.random.default_rng()
+        self.trace: EpisodeTrace | None = None
+
+    # -------------------------------------------------------------- spaces
+    @functools.lru_cache(maxsize=None)  # noqa: B019 - one space object per agent, as PettingZoo expects
+    def observation_space(self, agent: str) -> spaces.Box:
+        return spaces.Box(0.0, 1.0, shape=(len(FEATURE_NAMES),), dtype=np.float32)
+
+    @functools.lru_cache(maxsize=None)  # noqa: B019
+    def action_space(self, agent: str) -> spaces.Discrete:
+        return spaces.Discrete(len(Action))
+
+    # -------------------------------------------------------------- episode
+    def task(self, index: int) -> Task:
+        if index not in self._tasks:
+            self._tasks[index] = Task.from_example(self.examples[index], relevance=self.config.relevance,
+                                                   target_words=self.config.target_words)
+        return self._tasks[index]
+
+    def reset(self, seed: int | None = None, options: dict | None = None):
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        options = options or {}
+        self.example_index = int(options.get("example_index", self._rng.integers(len(self.examples))))
+        self.example = self.examples[self.example_index]
+        self.current_task = self.task(self.example_index)
+        self.executor.reset(None if seed is None else seed + self.example_index)
+        self.agents = list(self.possible_agents)
+        self.t = 0
+        self.ws = Workspace(self.config.n_agents)
+        self._quality = self._qualities()
+        self.trace = EpisodeTrace.start(self.example, self.current_task, self.executor.name, self.config)
+        self.invalid_actions = 0
+        return self._observations(), self._infos()
+
+    def step(self, actions: dict[str, int]):
+        t0 = time.perf_counter()
+        ws, task = self.ws, self.current_task
+        masks = {a: action_mask(ws, task, i) for i, a in enumerate(self.agents)}
+        requests, claimed = [], set()
+        for i, agent in enumerate(self.agents):
+            action = Action(int(actions[agent]))
+            if not masks[agent][action]:
+                self.invalid_actions += 1  # an action the mask forbids is carried out as a no-op
+                requests.append(None)
+                continue
+            ref = self._offer(i, claimed) if action == Action.RETRIEVE else None
+            if ref is not None:
+                claimed.add(ref.id)
+            requests.append(ActionRequest(i, action, ref))
+        live = [r for r in requests if r is not None]
+        proposals, cost = self.executor.run_round(ws, task, live, self.t)
+        accepted, overruled = merge_proposals(proposals)
+        counts = self._apply(accepted)
+        for i, agent in enumerate(self.agents):
+            ws.last_action[i] = int(actions[agent])
+        self.t += 1
+        before, self._quality = self._quality, self._qualities()
+        q_fb = feedback_quality(counts["real"], counts["resolved"], counts["pointless"], self.config.n_agents)
+        terms = team_reward(before, self._quality, q_fb, cost.tokens, self.config.weights)
+        rewards = {a: float(terms.total) for a in self.agents}
+        done = self.t >= self.config.horizon
+        terminations = {a: False for a in self.agents}
+        truncations = {a: done for a in self.agents}
+        observations, infos = self._observations(), self._infos()
+        self.trace.add_round(self.t, actions, masks, proposals, accepted, overruled, terms, self._quality, counts,
+                             cost, ws, time.perf_counter() - t0)
+        if done:
+            self.trace.finish(ws, task)
+            self.agents = []
+        return observations, rewards, terminations, truncations, infos
+
+    # -------------------------------------------------------------- internals
+    def _offer(self, agent: int, claimed: set[str]):
+        """The unread paper for ``agent``: unread by the team first, then by relevance, then degree."""
+        ws, task = self.ws, self.current_task
+        read_self = set(ws.read_log[agent])
+        read_team = {r for log in ws.read_log for r in log} | claimed
+        unread = [r for r in task.references if r.id not in read_self]
+        if not unread:
+            return None
+        return min(unread, key=lambda r: (r.id in read_team, -task.relevance[r.id], -task.centrality[r.id]))
+
+    def _apply(self, accepted: list[Proposal]) -> dict[str, int]:
+        ws, task = self.ws, self.current_task
+        counts = {"real": 0, "pointless": 0, "resolved": 0, "segments_written": 0, "notes_shared": 0}
+        order = {Action.RETRIEVE: 0, Action.DISSEMINATE: 1, Action.CRITIQUE: 2, Action.COMPOSE: 3}
+        for p in sorted(accepted, key=lambda p: (order[p.action], p.agent)):
+            if p.action == Action.RETRIEVE:
+                if p.reference_id:
+                    ws.read_log[p.agent].append(p.reference_id)
+                ws.add_local(p.agent, p.notes)
+            elif p.action == Action.DISSEMINATE:
+                counts["notes_shared"] += ws.disseminate(p.agent, p.notes)
+            elif p.action == Action.CRITIQUE:
+                # Judged against the draft the critic saw, before this round's compositions land.
+                for kind, segment_id, text in p.feedback:
+                    counts["real" if feedback_is_real(kind, segment_id, ws, task) else "pointless"] += 1
+                    ws.add_feedback(kind, segment_id, text, p.agent)
+            elif p.action == Action.COMPOSE:
+                if ws.write_segment(p.agent, p.text, p.segment_id, self.t + 1) is not None:
+                    counts["segments_written"] += 1
+                    counts["resolved"] += ws.resolve(p.resolves)
+        return counts
+
+    def _qualities(self) -> Qualities:
+        """Quality of draft and knowledge against the gold section (the reward's only use of it)."""
+        ws, ex, task = self.ws, self.example, self.current_task
+        key_to_id = task.key_to_id
+        from crewlib.citations import find_citation_keys
+
+        cited = {key_to_id[k] for k in find_citation_keys(ws.draft_text) if k in key_to_id}
+        return qualities(ws.draft_text, cited, [ws.local_text(i) for i in range(ws.n_agents)], ws.global_text,
+                         ex.gold_related_work, set(ex.gold_cited_ids), self.config.weights.alpha)
+
+    def _observations(self) -> dict[str, np.ndarray]:
+        stats = draft_stats(self.ws, self.current_task)
+        return {a: observe(self.ws, self.current_task, i, self.t, self.config.horizon, stats, self.config.caps)
+                for i, a in enumerate(self.agents)}
+
+    def _infos(self) -> dict[str, dict]:
+        return {a: {"action_mask": action_mask(self.ws, self.current_task, i)} for i, a in enumerate(self.agents)}

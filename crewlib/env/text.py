@@ -1,0 +1,43 @@
+"""Text helpers shared by the environment: tokens, sentences, and a cheap support test."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\[(])")
+_MARKERS = re.compile(r"\s*\[[^\[\]]*\]")
+STOPWORDS = frozenset(
+    "a an the of and or in on for to with by from as at is are was were be been this that these those it its "
+    "their they we our which who whom whose than then also such can may not but into over under between".split()
+)
+
+
+@lru_cache(maxsize=65536)
+def tokens(text: str) -> tuple[str, ...]:
+    """Lower-cased alphanumeric tokens (the 'normalised tokens' of DESIGN.md §2)."""
+    return tuple(_TOKEN.findall(text.lower()))
+
+
+@lru_cache(maxsize=65536)
+def content_words(text: str) -> frozenset[str]:
+    return frozenset(t for t in tokens(strip_markers(text)) if t not in STOPWORDS and len(t) > 2)
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
+
+
+def strip_markers(text: str) -> str:
+    return _MARKERS.sub("", text)
+
+
+def containment(claim: str, evidence: str) -> float:
+    """Share of the claim's content words found in the evidence (0 for an empty claim)."""
+    words = content_words(claim)
+    return len(words & content_words(evidence)) / len(words) if words else 0.0
+
+
+def word_count(text: str) -> int:
+    return len(text.split())

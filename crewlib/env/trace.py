@@ -1,0 +1,112 @@
+"""The episode trace: every round's actions, masks, proposals, rewards, edits, feedback and LLM calls.
+
+Saved as JSON; the final draft is rendered as Markdown with its citations resolved to the pool
+and citation verification computed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from crewlib.citations import check_citations
+
+
+@dataclass
+class EpisodeTrace:
+    target_id: str
+    title: str
+    executor: str
+    config: dict
+    reference_keys: dict[str, str]  # R# -> reference id
+    reference_titles: dict[str, str]
+    rounds: list[dict] = field(default_factory=list)
+    final_draft: str = ""
+    citation_check: dict = field(default_factory=dict)
+
+    @classmethod
+    def start(cls, example, task, executor_name: str, config) -> EpisodeTrace:
+        return cls(example.target_id, example.title, executor_name, _jsonable(dataclasses.asdict(config)),
+                   task.key_to_id, {r.id: r.title for r in task.references})
+
+    def add_round(self, t, actions, masks, proposals, accepted, overruled, terms, quality, counts, cost, ws,
+                  wall_s) -> None:
+        self.rounds.append({
+            "t": t,
+            "actions": {a: int(v) for a, v in actions.items()},
+            "masks": {a: m.tolist() for a, m in masks.items()},
+            "proposals": [_proposal(p, p in accepted) for p in proposals],
+            "overruled": [p.agent for p in overruled if not p.is_noop],
+            "reward": dataclasses.asdict(terms),
+            "quality": dataclasses.asdict(quality),
+            "feedback_counts": counts,
+            "open_feedback": [dataclasses.asdict(f) for f in ws.open_feedback()],
+            "draft_words": len(ws.draft_text.split()),
+            "llm": {"calls": cost.calls, "tokens": cost.tokens, "fallbacks": cost.fallbacks,
+                    "fallback_reasons": cost.fallback_reasons,
+                    "records": [dataclasses.asdict(r) for r in cost.ledger_records]},
+            "wall_s": round(wall_s, 4),
+        })
+
+    def finish(self, ws, task) -> None:
+        self.final_draft = ws.draft_text
+        check = check_citations(self.final_draft, task.key_to_id)
+        self.citation_check = {"markers": check.markers, "resolved": check.resolved,
+                               "verification": check.verification, "unresolved_keys": list(check.unresolved_keys),
+                               "cited_ids": list(check.cited_ids)}
+
+    @property
+    def actions_matrix(self) -> list[list[int]]:
+        """rounds × agents action indices."""
+        return [list(r["actions"].values()) for r in self.rounds]
+
+    @property
+    def totals(self) -> dict:
+        return {
+            "rounds": len(self.rounds),
+            "return": sum(r["reward"]["total"] for r in self.rounds),
+            "llm_calls": sum(r["llm"]["calls"] for r in self.rounds),
+            "tokens": sum(r["llm"]["tokens"] for r in self.rounds),
+            "fallbacks": sum(r["llm"]["fallbacks"] for r in self.rounds),
+            "wall_s": sum(r["wall_s"] for r in self.rounds),
+            "final_quality": self.rounds[-1]["quality"] if self.rounds else {},
+        }
+
+    def to_markdown(self) -> str:
+        key_titles = {k: self.reference_titles[i] for k, i in self.reference_keys.items()}
+        cited = [k for k, i in self.reference_keys.items() if i in self.citation_check.get("cited_ids", [])]
+        lines = [f"# Related work — {self.title}", "", self.final_draft or "_(empty draft)_", "", "## References", ""]
+        lines += [f"- [{k}] {key_titles[k]}" for k in cited]
+        check = self.citation_check
+        lines += ["", f"_CREW, {self.executor} executor, {len(self.rounds)} rounds. Citation verification: "
+                      f"{check.get('resolved', 0)}/{check.get('markers', 0)} markers resolve "
+                      f"({check.get('verification', 0):.0%})"
+                      + (f"; unresolved: {', '.join(check['unresolved_keys'])}" if check.get("unresolved_keys") else "")
+                      + "._"]
+        return "\n".join(lines) + "\n"
+
+    def save(self, folder: str | Path) -> Path:
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "trace.json").write_text(json.dumps(_jsonable(dataclasses.asdict(self)), indent=1))
+        (folder / "related_work.md").write_text(self.to_markdown())
+        return folder
+
+
+def _proposal(p, accepted: bool) -> dict:
+    return {"agent": p.agent, "action": p.action.name, "confidence": p.confidence, "segment_id": p.segment_id,
+            "reference_id": p.reference_id, "notes": [n.text for n in p.notes], "text": p.text,
+            "feedback": [list(f) for f in p.feedback], "resolves": p.resolves, "fallback": p.fallback,
+            "accepted": accepted}
+
+
+def _jsonable(value):
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if hasattr(value, "item"):
+        return value.item()
+    return value

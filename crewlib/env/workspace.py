@@ -1,0 +1,198 @@
+"""The shared workspace (the Dec-POMDP state, DESIGN.md §2) and the joint-edit merge.
+
+Draft segments, global knowledge, feedback, each agent's local knowledge, the read log and
+every agent's last action. Agents do not write here directly: an executor turns each agent's
+action into a :class:`Proposal`, and :func:`merge_proposals` decides which proposals land —
+on the same segment the most confident wins (ties: the lower agent index).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+from crewlib.env.text import content_words
+
+
+class Action(IntEnum):
+    RETRIEVE = 0
+    DISSEMINATE = 1
+    COMPOSE = 2
+    CRITIQUE = 3
+
+
+FEEDBACK_KINDS = ("hallucinated_citation", "missing_evidence", "inconsistency", "coverage_gap", "style")
+
+
+@dataclass
+class Segment:
+    id: int
+    text: str  # Markdown with [R#] citation markers
+    author: int
+    version: int = 1
+
+
+@dataclass(frozen=True)
+class Note:
+    text: str
+    sources: tuple[str, ...]  # reference ids the note comes from
+    contributor: int
+
+
+@dataclass
+class FeedbackItem:
+    id: int
+    kind: str
+    segment_id: int | None
+    text: str
+    author: int
+    status: str = "open"  # open | resolved
+
+
+@dataclass
+class Proposal:
+    """What an executor made of one agent's action this round."""
+
+    agent: int
+    action: Action
+    confidence: float = 1.0
+    segment_id: int | None = None  # compose: the segment revised (None: a new one); critique: the segment
+    notes: list[Note] = field(default_factory=list)  # retrieve / disseminate
+    text: str = ""  # compose
+    feedback: list[tuple[str, int | None, str]] = field(default_factory=list)  # critique: (kind, segment, text)
+    resolves: list[int] = field(default_factory=list)  # compose: feedback ids addressed
+    fallback: str | None = None  # why this is a no-op, when it is one
+    reference_id: str | None = None  # retrieve: the reference read
+
+    @property
+    def is_noop(self) -> bool:
+        return self.fallback is not None
+
+
+def merge_proposals(proposals: list[Proposal]) -> tuple[list[Proposal], list[Proposal]]:
+    """Split proposals into (accepted, overruled).
+
+    Compose proposals on the same existing segment, and critiques of the same segment, conflict:
+    the highest confidence wins, ties go to the lower agent index. New segments, retrieval and
+    dissemination never conflict (duplicate notes are merged when applied).
+    """
+    accepted, overruled = [], []
+    best: dict[tuple[Action, int], Proposal] = {}
+    for p in proposals:
+        if p.is_noop:
+            overruled.append(p)
+            continue
+        if p.action in (Action.COMPOSE, Action.CRITIQUE) and p.segment_id is not None:
+            key = (p.action, p.segment_id)
+            current = best.get(key)
+            if current is None or (p.confidence, -p.agent) > (current.confidence, -current.agent):
+                if current is not None:
+                    overruled.append(current)
+                best[key] = p
+            else:
+                overruled.append(p)
+        else:
+            accepted.append(p)
+    accepted += best.values()
+    accepted.sort(key=lambda p: (p.agent, p.action))
+    return accepted, overruled
+
+
+def _note_key(note: Note) -> frozenset[str]:
+    return content_words(note.text)
+
+
+@dataclass
+class Workspace:
+    n_agents: int
+    draft: list[Segment] = field(default_factory=list)
+    global_notes: list[Note] = field(default_factory=list)
+    feedback: list[FeedbackItem] = field(default_factory=list)
+    local_notes: list[list[Note]] = field(default_factory=list)
+    shared_upto: list[int] = field(default_factory=list)  # local notes [0, k) are disseminated
+    read_log: list[list[str]] = field(default_factory=list)
+    last_action: list[int | None] = field(default_factory=list)
+    last_draft_change: int = 0
+    _next_segment: int = 0
+    _next_feedback: int = 0
+
+    def __post_init__(self) -> None:
+        self.local_notes = self.local_notes or [[] for _ in range(self.n_agents)]
+        self.shared_upto = self.shared_upto or [0] * self.n_agents
+        self.read_log = self.read_log or [[] for _ in range(self.n_agents)]
+        self.last_action = self.last_action or [None] * self.n_agents
+
+    # ---------------------------------------------------------------- views
+    @property
+    def draft_text(self) -> str:
+        return "\n\n".join(s.text for s in self.draft)
+
+    @property
+    def global_text(self) -> str:
+        return " ".join(n.text for n in self.global_notes)
+
+    def local_text(self, agent: int) -> str:
+        return " ".join(n.text for n in self.local_notes[agent])
+
+    def unshared(self, agent: int) -> list[Note]:
+        return self.local_notes[agent][self.shared_upto[agent]:]
+
+    def open_feedback(self) -> list[FeedbackItem]:
+        return [f for f in self.feedback if f.status == "open"]
+
+    def segment(self, segment_id: int) -> Segment | None:
+        return next((s for s in self.draft if s.id == segment_id), None)
+
+    # ---------------------------------------------------------------- edits
+    def add_local(self, agent: int, notes: list[Note]) -> int:
+        known = {_note_key(n) for n in self.local_notes[agent]}
+        added = 0
+        for note in notes:
+            if note.text.strip() and _note_key(note) not in known:
+                self.local_notes[agent].append(note)
+                known.add(_note_key(note))
+                added += 1
+        return added
+
+    def disseminate(self, agent: int, notes: list[Note]) -> int:
+        """Add notes to global knowledge (duplicates merged) and mark the agent's local notes shared."""
+        known = {_note_key(n) for n in self.global_notes}
+        added = 0
+        for note in notes:
+            if note.text.strip() and _note_key(note) not in known:
+                self.global_notes.append(note)
+                known.add(_note_key(note))
+                added += 1
+        self.shared_upto[agent] = len(self.local_notes[agent])
+        return added
+
+    def write_segment(self, agent: int, text: str, segment_id: int | None, t: int) -> Segment | None:
+        text = text.strip()
+        if not text:
+            return None
+        existing = self.segment(segment_id) if segment_id is not None else None
+        if existing is not None:
+            if existing.text == text:
+                return None
+            existing.text, existing.author, existing.version = text, agent, existing.version + 1
+            segment = existing
+        else:
+            segment = Segment(self._next_segment, text, agent)
+            self._next_segment += 1
+            self.draft.append(segment)
+        self.last_draft_change = t
+        return segment
+
+    def add_feedback(self, kind: str, segment_id: int | None, text: str, author: int) -> FeedbackItem:
+        item = FeedbackItem(self._next_feedback, kind, segment_id, text, author)
+        self._next_feedback += 1
+        self.feedback.append(item)
+        return item
+
+    def resolve(self, feedback_ids: list[int]) -> int:
+        resolved = 0
+        for item in self.feedback:
+            if item.id in feedback_ids and item.status == "open":
+                item.status = "resolved"
+                resolved += 1
+        return resolved
