@@ -62,11 +62,11 @@ class CrewEnv(ParallelEnv):
         self.trace: EpisodeTrace | None = None
 
     # -------------------------------------------------------------- spaces
-    @functools.lru_cache(maxsize=None)  # noqa: B019 - one space object per agent, as PettingZoo expects
+    @functools.cache  # noqa: B019 - one space object per agent, as PettingZoo expects
     def observation_space(self, agent: str) -> spaces.Box:
         return spaces.Box(0.0, 1.0, shape=(len(FEATURE_NAMES),), dtype=np.float32)
 
-    @functools.lru_cache(maxsize=None)  # noqa: B019
+    @functools.cache  # noqa: B019
     def action_space(self, agent: str) -> spaces.Discrete:
         return spaces.Discrete(len(Action))
 
@@ -157,10 +157,9 @@ class CrewEnv(ParallelEnv):
                 for kind, segment_id, text in p.feedback:
                     counts["real" if feedback_is_real(kind, segment_id, ws, task) else "pointless"] += 1
                     ws.add_feedback(kind, segment_id, text, p.agent)
-            elif p.action == Action.COMPOSE:
-                if ws.write_segment(p.agent, p.text, p.segment_id, self.t + 1) is not None:
-                    counts["segments_written"] += 1
-                    counts["resolved"] += ws.resolve(p.resolves)
+            elif p.action == Action.COMPOSE and ws.write_segment(p.agent, p.text, p.segment_id, self.t + 1):
+                counts["segments_written"] += 1
+                counts["resolved"] += ws.resolve(p.resolves)
         return counts
 
     def _qualities(self) -> Qualities:

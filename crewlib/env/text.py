@@ -8,10 +8,12 @@ from functools import lru_cache
 _TOKEN = re.compile(r"[a-z0-9]+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\[(])")
 _MARKERS = re.compile(r"\s*\[[^\[\]]*\]")
-STOPWORDS = frozenset(
-    "a an the of and or in on for to with by from as at is are was were be been this that these those it its "
-    "their they we our which who whom whose than then also such can may not but into over under between".split()
-)
+STOPWORDS = frozenset([
+    "a", "an", "the", "of", "and", "or", "in", "on", "for", "to", "with", "by", "from", "as", "at", "is", "are",
+    "was", "were", "be", "been", "this", "that", "these", "those", "it", "its", "their", "they", "we", "our",
+    "which", "who", "whom", "whose", "than", "then", "also", "such", "can", "may", "not", "but", "into", "over",
+    "under", "between",
+])
 
 
 @lru_cache(maxsize=65536)
