@@ -33,7 +33,12 @@ class SentenceCheck:
     wrong_citation: bool  # supported, cites something, but none of the cited papers is a source of its support
 
 
-def check_sentence(sentence: str, notes: list[Note], task: Task) -> SentenceCheck:
+def check_sentence(sentence: str, notes: list[Note], task: Task, cache: dict | None = None) -> SentenceCheck:
+    """Support and citation checks of one sentence. ``cache`` (keyed by sentence and the number of
+    notes, which only grows during an episode) spares re-checking unchanged sentences every step."""
+    key = (sentence, len(notes))
+    if cache is not None and key in cache:
+        return cache[key]
     keys = find_citation_keys(sentence)
     key_to_id = task.key_to_id
     cited = tuple(key_to_id[k] for k in keys if k in key_to_id)
@@ -41,7 +46,10 @@ def check_sentence(sentence: str, notes: list[Note], task: Task) -> SentenceChec
     support = supporting_notes(sentence, notes)
     sources = {s for n in support for s in n.sources}
     wrong = bool(support) and bool(cited) and not (set(cited) & sources)
-    return SentenceCheck(sentence, bool(support), cited, invalid, wrong)
+    result = SentenceCheck(sentence, bool(support), cited, invalid, wrong)
+    if cache is not None:
+        cache[key] = result
+    return result
 
 
 def segment_problems(segment: Segment, ws: Workspace, task: Task) -> set[str]:
@@ -50,7 +58,7 @@ def segment_problems(segment: Segment, ws: Workspace, task: Task) -> set[str]:
     problems: set[str] = set()
     seen: list[frozenset[str]] = []
     for sent in sentences(segment.text):
-        check = check_sentence(sent, notes, task)
+        check = check_sentence(sent, notes, task, ws.check_cache)
         if check.invalid_keys or check.wrong_citation:
             problems.add("hallucinated_citation")
         if not check.supported:

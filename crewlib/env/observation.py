@@ -51,7 +51,7 @@ def draft_stats(ws: Workspace, task: Task) -> DraftStats:
     valid = [k for k in keys if k in key_to_id]
     notes = knowledge(ws)
     sents = sentences(draft)
-    supported = sum(check_sentence(s, notes, task).supported for s in sents)
+    supported = sum(check_sentence(s, notes, task, ws.check_cache).supported for s in sents)
     return DraftStats(
         length=min(1.0, word_count(draft) / task.target_words),
         cited_share=len({key_to_id[k] for k in valid}) / len(task.references),

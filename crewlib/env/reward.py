@@ -56,6 +56,7 @@ def jsd(a: str, b: str) -> float:
     return min(1.0, max(0.0, total))
 
 
+@lru_cache(maxsize=4096)
 def sim(a: str, b: str) -> float:
     """Similarity in [0, 1]: 1 for identical non-empty texts, 0 when either is empty."""
     if not a.strip() or not b.strip():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from crewlib.citations import reference_keys
 from crewlib.data.records import Reference, RWGExample
@@ -19,15 +20,15 @@ class Task:
     centrality: dict[str, float] = field(repr=False)
     target_words: int = 250
 
-    @property
+    @cached_property
     def keys(self) -> list[str]:
         return reference_keys(len(self.references))
 
-    @property
+    @cached_property
     def key_to_id(self) -> dict[str, str]:
         return dict(zip(self.keys, (r.id for r in self.references), strict=True))
 
-    @property
+    @cached_property
     def id_to_key(self) -> dict[str, str]:
         return {v: k for k, v in self.key_to_id.items()}
 

@@ -115,6 +115,7 @@ class Workspace:
     last_draft_change: int = 0
     _next_segment: int = 0
     _next_feedback: int = 0
+    check_cache: dict = field(default_factory=dict, repr=False)  # sentence checks (crewlib.env.checks)
 
     def __post_init__(self) -> None:
         self.local_notes = self.local_notes or [[] for _ in range(self.n_agents)]
