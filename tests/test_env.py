@@ -219,3 +219,12 @@ def test_empty_pool_is_refused():
     ex = RWGExample("t", "T", "A", (Reference("r", "R", "abs"),), "g", ("r",))
     with pytest.raises(ValueError, match="pool is empty"):
         Task.from_example(ex, pool_ids=[])
+
+
+def test_env_settings_come_from_params():
+    from crewlib.config import load_params
+
+    config = EnvConfig.from_params(load_params("quick"))
+    assert config == EnvConfig()  # the params state the paper's defaults
+    changed = EnvConfig.from_params(load_params("quick", {"env": {"horizon": 7, "reward": {"draft": 2.0}}}))
+    assert changed.horizon == 7 and changed.weights.draft == 2.0 and changed.weights.local == 0.2
