@@ -13,19 +13,11 @@ import argparse
 import statistics
 import time
 
-import numpy as np
-
 from crewlib.data import SAMPLE_FILES, load_oarelatedwork
 from crewlib.env import Action, CrewEnv, SurrogateExecutor
 from crewlib.env.observation import draft_stats, observe
+from crewlib.env.policies import FixedSchedule, run_episode
 from crewlib.env.workspace import Note
-
-SCHEDULE = [0, 0, 1, 2, 3, 0, 1, 2, 3, 2, 0, 1, 2, 3, 2]
-
-
-def fixed_actions(env, infos, want):
-    return {a: want if infos[a]["action_mask"][want] else int(np.flatnonzero(infos[a]["action_mask"])[0])
-            for a in env.agents}
 
 
 def bench_step(examples) -> None:
@@ -61,9 +53,7 @@ def bench_episode(examples) -> None:
     walls = []
     for seed in range(10):
         t0 = time.perf_counter()
-        obs, infos = env.reset(seed=seed, options={"example_index": seed % len(examples)})
-        for want in SCHEDULE:
-            obs, _, _, _, infos = env.step(fixed_actions(env, infos, want))
+        run_episode(env, FixedSchedule(), seed=seed, example_index=seed % len(examples))
         walls.append(time.perf_counter() - t0)
     print(f"surrogate episode, 3 agents x 15 rounds: median {statistics.median(walls):.3f} s, "
           f"max {max(walls):.3f} s over 10 episodes (goal < 0.5 s)")

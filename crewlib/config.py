@@ -52,7 +52,10 @@ def load_params(mode: str | os.PathLike = "quick", overrides: dict | None = None
         raise ParamsError(f"params file {path} must hold a mapping at the top level")
     base_name = data.pop("base", None)
     if base_name:
-        data = _deep_update(load_params(path.parent / f"{base_name}.yaml"), data)
+        base_path = path.parent / f"{base_name}.yaml"
+        if not base_path.exists():
+            base_path = PARAMS_DIR / f"{base_name}.yaml"  # a user's file may extend the project's quick/full
+        data = _deep_update(load_params(base_path), data)
     data.setdefault("_source", str(path))
     return _deep_update(data, overrides or {})
 

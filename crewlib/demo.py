@@ -1,124 +1,102 @@
-"""The main job (``make demo``): write a related-work paragraph for a bundled example paper.
+"""The main job (``make demo``): CREW writes the related work of a bundled target paper.
 
-Until the CREW environment lands this is a single writer call through the project's one
-LLM client, on the embedded default model unless the environment names another endpoint.
-It prints the paragraph, its resolved citations, tokens and time, and writes them under
-``demo.output_dir``::
+Three agents act for ``demo.rounds`` rounds on a target from the bundled sample corpus, with the
+LLM executor on the embedded model (or the endpoint the environment names). Until a trained
+controller exists (the IPPO issue) the agents follow the documented fixed schedule
+(:data:`crewlib.env.policies.FIXED_SCHEDULE`: read, read, share, compose, critique, revise, ...).
+It writes the related work (Markdown, citations resolved and verified), the episode trace and a
+cost summary (calls, tokens, wall time) under ``demo.output_dir``::
 
-    python -m crewlib.demo --params quick
+    python -m crewlib.demo --params quick [--rounds 6] [--target-index 0]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
-from dataclasses import asdict, dataclass
-from importlib import resources
+from dataclasses import dataclass
 from pathlib import Path
 
-from crewlib.citations import CitationCheck, check_citations, key_map, reference_keys
 from crewlib.config import load_params, resolve_path
-from crewlib.llm import Caller, LLMError, connect
-from crewlib.prompts import PROMPT_VERSION, related_work_messages
-
-
-class ExampleError(ValueError):
-    """The example paper file is missing or malformed."""
-
-
-def load_example(name: str) -> dict:
-    """A bundled example (``crewlib/resources/<name>.json``) or a path to one in the same schema."""
-    path = Path(name)
-    if path.suffix != ".json":
-        path = Path(str(resources.files("crewlib") / "resources" / f"{name}.json"))
-    if not path.exists():
-        raise ExampleError(f"example paper {name!r} not found at {path}")
-    try:
-        paper = json.loads(path.read_text())
-    except ValueError as exc:
-        raise ExampleError(f"{path} is not valid JSON: {exc}") from exc
-    for field in ("id", "title", "abstract", "references"):
-        if not paper.get(field):
-            raise ExampleError(f"{path}: field {field!r} is missing or empty")
-    for i, ref in enumerate(paper["references"]):
-        if not ref.get("id") or not ref.get("title"):
-            raise ExampleError(f"{path}: reference #{i} needs an 'id' and a 'title'")
-    return paper
+from crewlib.data import DatasetUnavailableError, RWGExample, load_task_data, split_examples
+from crewlib.env import CrewEnv, EnvConfig
+from crewlib.env.llm_executor import LLMExecutor
+from crewlib.env.policies import FIXED_SCHEDULE, FixedSchedule, run_episode
+from crewlib.env.trace import EpisodeTrace
+from crewlib.llm import LLMError, connect
 
 
 @dataclass(frozen=True)
 class DemoResult:
-    paper_id: str
-    model: str
-    paragraph: str
-    citations: CitationCheck
-    prompt_tokens: int
-    completion_tokens: int
-    cache_hit: bool
-    wall_time_s: float
+    target: RWGExample
+    trace: EpisodeTrace
+    summary: dict
     output_dir: Path
 
 
-def run_demo(params: dict, example: str | None = None, output_dir: str | Path | None = None) -> DemoResult:
-    """Write the paragraph for ``example`` with the LLM the params name; save and return it."""
+def demo_target(params: dict, target_index: int) -> RWGExample:
+    """The ``target_index``-th evaluation target of the configured data (the sample by default)."""
+    examples, report = load_task_data(params, "oarelatedwork")
+    if not examples:
+        raise DatasetUnavailableError(f"no related-work examples to run on ({report})")
+    s = params["split"]
+    _, evaluation, _ = split_examples(examples, s["train_fraction"], s["eval_fraction"], s["seed"])
+    pool = evaluation or examples
+    return pool[target_index % len(pool)]
+
+
+def run_demo(params: dict, *, rounds: int | None = None, target_index: int | None = None,
+             output_dir: str | Path | None = None) -> DemoResult:
     settings = params.get("demo", {})
-    paper = load_example(example or settings.get("example", "example_paper"))
+    rounds = rounds or settings.get("rounds", 6)
+    target = demo_target(params, settings.get("target_index", 0) if target_index is None else target_index)
     out = resolve_path(output_dir or settings.get("output_dir", "outputs/demo"))
-    refs = paper["references"]
-    keys = reference_keys(len(refs))
-    llm = connect(params)
+    client = connect(params)
+    config = dataclasses.replace(EnvConfig.from_params(params), horizon=rounds)
+    env = CrewEnv([target], LLMExecutor(client, max_tokens=settings.get("max_tokens")), config)
     t0 = time.perf_counter()
-    result = llm.chat(related_work_messages(paper["title"], paper["abstract"], refs, keys),
-                      caller=Caller("demo", "writer"), max_tokens=settings.get("max_tokens"),
-                      prompt_version=PROMPT_VERSION)
+    team_return = run_episode(env, FixedSchedule(FIXED_SCHEDULE), seed=0, example_index=0)
     wall = time.perf_counter() - t0
-    paragraph = result.content.strip()
-    check = check_citations(paragraph, key_map([r["id"] for r in refs]))
-    demo = DemoResult(paper["id"], result.record.model, paragraph, check, result.record.prompt_tokens,
-                      result.record.completion_tokens, result.cached, wall, out)
-    _save(demo, paper, keys, llm.ledger)
-    return demo
-
-
-def _save(demo: DemoResult, paper: dict, keys: list[str], ledger) -> None:
-    demo.output_dir.mkdir(parents=True, exist_ok=True)
-    refs = paper["references"]
-    titles = {r["id"]: r["title"] for r in refs}
-    cited = ", ".join(titles[i] for i in demo.citations.cited_ids) or "none"
-    lines = [f"# Related work for: {paper['title']}", "", demo.paragraph, "", "## References", ""]
-    lines += [f"- [{k}] {r['title']} ({r.get('year', 'n.d.')}) — `{r['id']}`" for k, r in zip(keys, refs, strict=True)]
-    lines += ["", f"_Generated by {demo.model} (CREW demo, prompt {PROMPT_VERSION}); citation verification "
-                  f"{demo.citations.verification:.0%}; cited: {cited}._"]
-    (demo.output_dir / "related_work.md").write_text("\n".join(lines) + "\n")
-    summary = {k: v for k, v in asdict(demo).items() if k not in ("output_dir", "paragraph")}
-    summary["citation_verification"] = demo.citations.verification
-    (demo.output_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    ledger.to_csv(demo.output_dir / "ledger.csv")
+    trace = env.trace
+    trace.save(out)
+    client.ledger.to_csv(out / "ledger.csv")
+    totals = client.ledger.totals()
+    summary = {
+        "target_id": target.target_id, "title": target.title, "model": client.model, "endpoint": client.endpoint,
+        "policy": "fixed schedule " + "".join(str(a) for a in FIXED_SCHEDULE[:rounds]), "rounds": rounds,
+        "agents": config.n_agents, "calls": totals["calls"], "prompt_tokens": totals["prompt_tokens"],
+        "completion_tokens": totals["completion_tokens"], "billed_tokens": totals["billed_tokens"],
+        "cache_hits": totals["cache_hits"], "fallbacks": trace.totals["fallbacks"], "wall_time_s": round(wall, 2),
+        "team_return": round(team_return, 4), "citation_verification": trace.citation_check["verification"],
+        "citation_markers": trace.citation_check["markers"], "draft_words": len(trace.final_draft.split()),
+    }
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return DemoResult(target, trace, summary, out)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m crewlib.demo", description=__doc__.split("\n")[0])
     parser.add_argument("--params", default="quick", help="params mode or YAML path (default: quick)")
-    parser.add_argument("--example", default=None, help="bundled example name or a JSON path")
+    parser.add_argument("--rounds", type=int, default=None, help="rounds to play (default: demo.rounds)")
+    parser.add_argument("--target-index", type=int, default=None, help="which evaluation target (default 0)")
     parser.add_argument("--out", default=None, help="output folder (default: demo.output_dir)")
     args = parser.parse_args(argv)
     try:
-        demo = run_demo(load_params(args.params), args.example, args.out)
-    except (LLMError, ExampleError) as exc:
+        demo = run_demo(load_params(args.params), rounds=args.rounds, target_index=args.target_index,
+                        output_dir=args.out)
+    except (LLMError, DatasetUnavailableError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    check = demo.citations
-    print(demo.paragraph)
-    print()
-    print(f"model: {demo.model}{' (answer from cache)' if demo.cache_hit else ''}")
-    print(f"citations: {check.markers} markers, {check.resolved} resolved "
-          f"({check.verification:.0%}), {len(check.cited_ids)} distinct papers cited"
-          + (f"; unresolved: {', '.join(check.unresolved_keys)}" if check.unresolved_keys else ""))
-    print(f"tokens: {demo.prompt_tokens} prompt + {demo.completion_tokens} completion; "
-          f"time: {demo.wall_time_s:.1f} s")
-    print(f"written: {demo.output_dir}/related_work.md, summary.json, ledger.csv")
+    s = demo.summary
+    print(demo.trace.to_markdown())
+    print(f"model: {s['model']} | {s['agents']} agents x {s['rounds']} rounds, {s['policy']} "
+          f"(no trained controller yet)")
+    print(f"cost: {s['calls']} LLM calls, {s['prompt_tokens']} prompt + {s['completion_tokens']} completion tokens "
+          f"({s['cache_hits']} cached), {s['fallbacks']} counted fallbacks, wall time {s['wall_time_s']:.1f} s")
+    print(f"written: {demo.output_dir}/related_work.md, trace.json, summary.json, ledger.csv")
     return 0
 
 

@@ -13,6 +13,8 @@ from crewlib.data import SAMPLE_FILES, load_oarelatedwork
 from crewlib.data.records import Reference, RWGExample
 from crewlib.env import Action, CrewEnv, EnvConfig, SurrogateErrors, SurrogateExecutor, Task, Workspace
 from crewlib.env.observation import FEATURE_NAMES, action_mask, draft_stats, observe
+from crewlib.env.policies import FIXED_SCHEDULE, FixedSchedule, RandomPolicy
+from crewlib.env.policies import run_episode as play
 from crewlib.env.reward import (
     Qualities,
     RewardWeights,
@@ -25,8 +27,6 @@ from crewlib.env.reward import (
 )
 from crewlib.env.workspace import Note, Proposal, merge_proposals
 
-FIXED_SCHEDULE = [0, 0, 1, 2, 3, 0, 1, 2, 3, 2, 0, 1, 2, 3, 2]
-
 
 @pytest.fixture(scope="module")
 def examples():
@@ -34,12 +34,12 @@ def examples():
 
 
 def run_episode(env, seed=0, index=0, schedule=FIXED_SCHEDULE):
+    """Like crewlib.env.policies.run_episode, but keeps every observation."""
+    policy = FixedSchedule(schedule)
     obs, infos = env.reset(seed=seed, options={"example_index": index})
     history = [obs]
-    for want in schedule:
-        actions = {a: want if infos[a]["action_mask"][want] else int(np.flatnonzero(infos[a]["action_mask"])[0])
-                   for a in env.agents}
-        obs, rewards, _, truncations, infos = env.step(actions)
+    for t in range(len(schedule)):
+        obs, rewards, _, truncations, infos = env.step(policy(t, infos))
         history.append(obs)
     assert all(truncations.values()) and env.agents == []
     return history
@@ -228,3 +228,13 @@ def test_env_settings_come_from_params():
     assert config == EnvConfig()  # the params state the paper's defaults
     changed = EnvConfig.from_params(load_params("quick", {"env": {"horizon": 7, "reward": {"draft": 2.0}}}))
     assert changed.horizon == 7 and changed.weights.draft == 2.0 and changed.weights.local == 0.2
+
+
+def test_policies_respect_masks_and_return_matches_the_trace(examples):
+    env = CrewEnv(examples, SurrogateExecutor())
+    total = play(env, RandomPolicy(seed=4), seed=4, example_index=5)
+    assert env.invalid_actions == 0 and total == pytest.approx(env.trace.totals["return"])
+    play(env, FixedSchedule([3, 2]), seed=0, example_index=0)  # critique and compose masked at first
+    assert env.invalid_actions == 0 and env.trace.rounds[0]["actions"]["agent_0"] == Action.RETRIEVE
+    with pytest.raises(ValueError):
+        FixedSchedule([7])
