@@ -6,7 +6,7 @@ recorded for an older wording are never replayed for the new one.
 
 from __future__ import annotations
 
-PROMPT_VERSION = "2026-12-02.2"
+PROMPT_VERSION = "2026-12-02.3"
 
 # ---------------------------------------------------------------------------------------------
 # CREW agent roles (the LLM executor). Each asks for one JSON object; schemas in crewlib.env.llm_executor.
@@ -35,7 +35,6 @@ sentence, and end every note with the key(s) of its source in square brackets, e
 confidence (0 to 1)."""
 
 COMPOSE = """Target paper: {title}
-{abstract}
 
 Knowledge available to you (with source keys):
 {knowledge}
@@ -46,8 +45,9 @@ Current draft paragraphs (id: text):
 Open feedback (id, kind, paragraph: text):
 {feedback}
 
-Write ONE paragraph of the related-work section (2 to 4 sentences). Either write a new paragraph \
-(segment_id null) on knowledge the draft does not cover yet, or revise an existing paragraph (its segment_id) to \
+Write ONE paragraph of the related-work section (2 to 4 sentences) about the works in the knowledge above, \
+not about the target paper itself. Either write a new paragraph (segment_id null) on knowledge the draft does \
+not cover yet, or revise an existing paragraph (its segment_id) to \
 fix open feedback, listing the feedback ids you resolve. Every sentence must cite its source with keys such as \
 [R2] or [R1, R4]; use only keys from the knowledge above. Give your confidence (0 to 1)."""
 

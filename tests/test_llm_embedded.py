@@ -6,6 +6,7 @@ import dataclasses
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pydantic
@@ -93,3 +94,24 @@ def test_server_stops_with_its_context_and_at_exit(embedded_config):
     pid = int(subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
                              timeout=300).stdout.split()[-1])
     assert subprocess.run(["kill", "-0", str(pid)], capture_output=True).returncode != 0
+
+
+def test_server_stops_when_its_parent_is_killed(embedded_config):
+    """SIGKILL skips atexit: the child server must notice its parent is gone and stop by itself."""
+    script = textwrap.dedent(f"""
+        import time
+        from crewlib.llm.config import EmbeddedConfig
+        from crewlib.llm.local import LocalServer
+        s = LocalServer(EmbeddedConfig(model={embedded_config.model!r}, n_parallel=1)).start()
+        print(s._proc.pid, flush=True)
+        time.sleep(600)
+    """)
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    child = int(parent.stdout.readline())
+    parent.kill()
+    parent.wait()
+    for _ in range(50):
+        if subprocess.run(["kill", "-0", str(child)], capture_output=True).returncode != 0:
+            break
+        time.sleep(0.2)
+    assert subprocess.run(["kill", "-0", str(child)], capture_output=True).returncode != 0

@@ -89,7 +89,7 @@ class LLMExecutor(Executor):
         elif req.action == Action.COMPOSE:
             feedback = "\n".join(f"{f.id}, {f.kind}, {f.segment_id}: {f.text}" for f in ws.open_feedback()) or "(none)"
             user = prompts.COMPOSE.format(
-                title=task.title, abstract=_short(task.abstract), draft=_draft_block(ws), feedback=feedback,
+                title=task.title, draft=_draft_block(ws), feedback=feedback,
                 knowledge=_notes_block((ws.global_notes + ws.unshared(req.agent))[-self.max_notes:], keys))
         else:
             user = prompts.CRITIQUE.format(title=task.title, keys=", ".join(task.keys), draft=_draft_block(ws),

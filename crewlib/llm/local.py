@@ -270,7 +270,7 @@ class LocalServer:
             sys.executable, "-m", "crewlib.llm.local", "serve", "--model-path", str(path), "--alias", self.alias,
             "--port", str(self.port),
             "--n-ctx-per-slot", str(self.config.n_ctx_per_slot), "--n-parallel", str(self.config.n_parallel),
-            "--n-threads", str(self.config.n_threads),
+            "--n-threads", str(self.config.n_threads), "--no-standalone",
         ]
         if self.log_path is None:  # keep the server's output so a failure can be explained
             fd, name = tempfile.mkstemp(prefix="crew-llm-server-", suffix=".log")
@@ -359,8 +359,10 @@ def _serve(args: argparse.Namespace) -> None:
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
     signal.signal(signal.SIGINT, lambda *_: stop.append(1))
+    parent = os.getppid()
     print(f"serving {alias} at http://127.0.0.1:{args.port}/v1", flush=True)
-    while not stop:
+    # Stop when asked, or when the process that started us is gone (killed without running atexit).
+    while not stop and (args.standalone or os.getppid() == parent):
         time.sleep(0.2)
     del server
 
@@ -381,6 +383,8 @@ def main(argv: list[str] | None = None) -> None:
     serve.add_argument("--n-ctx-per-slot", type=int, default=defaults.n_ctx_per_slot)
     serve.add_argument("--n-parallel", type=int, default=defaults.n_parallel)
     serve.add_argument("--n-threads", type=int, default=defaults.n_threads)
+    serve.add_argument("--standalone", action=argparse.BooleanOptionalAction, default=True,
+                       help="keep serving when the parent process exits (LocalServer passes --no-standalone)")
     args = parser.parse_args(argv)
     try:
         if args.command == "prepare":
