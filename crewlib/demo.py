@@ -1,8 +1,9 @@
 """The main job (``make demo``): CREW writes the related work of a bundled target paper.
 
 Three agents act for ``demo.rounds`` rounds on a target from the bundled sample corpus, with the
-LLM executor on the embedded model (or the endpoint the environment names). Until a trained
-controller exists (the IPPO issue) the agents follow the documented fixed schedule
+LLM executor on the embedded model (or the endpoint the environment names). The agents follow the
+trained controller in ``training.shipped_checkpoint`` when it exists (trained with the surrogate
+executor, ``python -m crewlib.rl --params quick --ship``), else the documented fixed schedule
 (:data:`crewlib.env.policies.FIXED_SCHEDULE`: read, read, share, compose, critique, revise, ...).
 It writes the related work (Markdown, citations resolved and verified), the episode trace and a
 cost summary (calls, tokens, wall time) under ``demo.output_dir``::
@@ -48,6 +49,20 @@ def demo_target(params: dict, target_index: int) -> RWGExample:
     return pool[target_index % len(pool)]
 
 
+def demo_policy(params: dict, n_agents: int):
+    """The shipped trained controller if there is one (sampling, seeded), else the fixed schedule."""
+    path = resolve_path(params.get("training", {}).get("shipped_checkpoint", "checkpoints/ippo_sample.pt"))
+    if path.exists():
+        from crewlib.rl.train import PolicyController, load_checkpoint
+
+        ckpt = load_checkpoint(path)
+        if ckpt["n_agents"] == n_agents:
+            greedy = params.get("demo", {}).get("greedy", False)
+            return (PolicyController(ckpt["net"], ckpt["config"], n_agents, greedy=greedy),
+                    f"trained IPPO controller ({path.name}, {'greedy' if greedy else 'sampled'})")
+    return FixedSchedule(FIXED_SCHEDULE), "fixed schedule " + "".join(str(a) for a in FIXED_SCHEDULE)
+
+
 def run_demo(params: dict, *, rounds: int | None = None, target_index: int | None = None,
              output_dir: str | Path | None = None) -> DemoResult:
     settings = params.get("demo", {})
@@ -57,8 +72,9 @@ def run_demo(params: dict, *, rounds: int | None = None, target_index: int | Non
     client = connect(params)
     config = dataclasses.replace(EnvConfig.from_params(params), horizon=rounds)
     env = CrewEnv([target], LLMExecutor(client, max_tokens=settings.get("max_tokens")), config)
+    policy, policy_name = demo_policy(params, config.n_agents)
     t0 = time.perf_counter()
-    team_return = run_episode(env, FixedSchedule(FIXED_SCHEDULE), seed=0, example_index=0)
+    team_return = run_episode(env, policy, seed=0, example_index=0)
     wall = time.perf_counter() - t0
     trace = env.trace
     trace.save(out)
@@ -66,7 +82,7 @@ def run_demo(params: dict, *, rounds: int | None = None, target_index: int | Non
     totals = client.ledger.totals()
     summary = {
         "target_id": target.target_id, "title": target.title, "model": client.model, "endpoint": client.endpoint,
-        "policy": "fixed schedule " + "".join(str(a) for a in FIXED_SCHEDULE[:rounds]), "rounds": rounds,
+        "policy": policy_name, "rounds": rounds,
         "agents": config.n_agents, "calls": totals["calls"], "prompt_tokens": totals["prompt_tokens"],
         "completion_tokens": totals["completion_tokens"], "billed_tokens": totals["billed_tokens"],
         "cache_hits": totals["cache_hits"], "fallbacks": trace.totals["fallbacks"], "wall_time_s": round(wall, 2),
@@ -92,8 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     s = demo.summary
     print(demo.trace.to_markdown())
-    print(f"model: {s['model']} | {s['agents']} agents x {s['rounds']} rounds, {s['policy']} "
-          f"(no trained controller yet)")
+    print(f"model: {s['model']} | {s['agents']} agents x {s['rounds']} rounds | policy: {s['policy']}")
     print(f"cost: {s['calls']} LLM calls, {s['prompt_tokens']} prompt + {s['completion_tokens']} completion tokens "
           f"({s['cache_hits']} cached), {s['fallbacks']} counted fallbacks, wall time {s['wall_time_s']:.1f} s")
     print(f"written: {demo.output_dir}/related_work.md, trace.json, summary.json, ledger.csv")

@@ -6,7 +6,7 @@ recorded for an older wording are never replayed for the new one.
 
 from __future__ import annotations
 
-PROMPT_VERSION = "2026-12-02.3"
+PROMPT_VERSION = "2026-12-02.4"
 
 # ---------------------------------------------------------------------------------------------
 # CREW agent roles (the LLM executor). Each asks for one JSON object; schemas in crewlib.env.llm_executor.

@@ -39,7 +39,7 @@ def run_episode(env, seed=0, index=0, schedule=FIXED_SCHEDULE):
     obs, infos = env.reset(seed=seed, options={"example_index": index})
     history = [obs]
     for t in range(len(schedule)):
-        obs, rewards, _, truncations, infos = env.step(policy(t, infos))
+        obs, rewards, _, truncations, infos = env.step(policy(t, obs, infos))
         history.append(obs)
     assert all(truncations.values()) and env.agents == []
     return history

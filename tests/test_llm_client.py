@@ -91,7 +91,7 @@ def test_chat_json_strips_fences_and_validates(make_client, scripted_server):
     result = client.chat_json(HELLO, Verdict)
     assert result.parsed == Verdict(score=4, rationale="clear")
     assert scripted_server.requests[0]["response_format"] == {"type": "json_object"}
-    assert "JSON schema" in scripted_server.requests[0]["messages"][-1]["content"]
+    assert "shaped like this example" in scripted_server.requests[0]["messages"][-1]["content"]
 
 
 def test_chat_json_reasks_once_with_the_validation_error(make_client, scripted_server):

@@ -1,7 +1,9 @@
 """Policies that need no training: the documented fixed schedule and a uniform random policy.
 
-Both respect the action masks: a wanted action that is masked falls back to the first valid one
-(fixed schedule) or is never drawn (random).
+A policy is called as ``policy(t, observations, infos) -> {agent: action}`` (the trained IPPO
+controller, ``crewlib.rl.PolicyController``, has the same signature). Both respect the action
+masks: a wanted action that is masked falls back to the first valid one (fixed schedule) or is
+never drawn (random).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ class FixedSchedule:
             raise ValueError(f"a schedule is a non-empty list of actions 0-3, got {list(schedule)}")
         self.schedule = tuple(int(a) for a in schedule)
 
-    def __call__(self, t: int, infos: dict[str, dict]) -> dict[str, int]:
+    def __call__(self, t: int, observations: dict, infos: dict[str, dict]) -> dict[str, int]:
         want = self.schedule[t % len(self.schedule)]
         return {agent: want if info["action_mask"][want] else int(np.flatnonzero(info["action_mask"])[0])
                 for agent, info in infos.items()}
@@ -37,17 +39,17 @@ class RandomPolicy:
     def __init__(self, seed: int = 0) -> None:
         self.rng = np.random.default_rng(seed)
 
-    def __call__(self, t: int, infos: dict[str, dict]) -> dict[str, int]:
+    def __call__(self, t: int, observations: dict, infos: dict[str, dict]) -> dict[str, int]:
         return {agent: int(self.rng.choice(np.flatnonzero(info["action_mask"]))) for agent, info in infos.items()}
 
 
 def run_episode(env, policy, *, seed: int | None = None, example_index: int | None = None) -> float:
     """Play one episode with ``policy``; returns the team return (the trace is on ``env.trace``)."""
     options = None if example_index is None else {"example_index": example_index}
-    _, infos = env.reset(seed=seed, options=options)
+    observations, infos = env.reset(seed=seed, options=options)
     total, t = 0.0, 0
     while env.agents:
-        _, rewards, _, _, infos = env.step(policy(t, infos))
+        observations, rewards, _, _, infos = env.step(policy(t, observations, infos))
         total += next(iter(rewards.values()))
         t += 1
     return total

@@ -44,7 +44,33 @@ def parse_json_answer(text: str, schema: type[T]) -> T:
         raise JSONAnswerError(f"the JSON does not match the schema: {problems}") from exc
 
 
+def _example(spec: dict, defs: dict) -> object:
+    """An example value for a JSON-schema node: what small models copy best."""
+    if "$ref" in spec:
+        return _example(defs[spec["$ref"].split("/")[-1]], defs)
+    if "anyOf" in spec:
+        options = [o for o in spec["anyOf"] if o.get("type") != "null"]
+        return _example(options[0], defs) if options else None
+    if "enum" in spec:
+        return " | ".join(str(v) for v in spec["enum"])
+    kind = spec.get("type")
+    if kind == "object":
+        return {name: _example(sub, defs) for name, sub in spec.get("properties", {}).items()}
+    if kind == "array":
+        return [_example(spec.get("items", {}), defs)]
+    if kind == "number":
+        return 0.5
+    if kind == "integer":
+        return 0
+    if kind == "boolean":
+        return True
+    return "..."
+
+
 def schema_instruction(schema: type[pydantic.BaseModel]) -> str:
-    """A compact instruction that tells the model which JSON object to write."""
-    spec = json.dumps(schema.model_json_schema(), separators=(",", ":"))
-    return f"Answer with a single JSON object and nothing else. It must follow this JSON schema: {spec}"
+    """Tell the model which JSON object to write, as a filled-in example (small models copy a raw
+    JSON Schema instead of following it: the 1.5B answered with its "properties")."""
+    spec = schema.model_json_schema()
+    example = json.dumps(_example(spec, spec.get("$defs", {})))
+    return (f"Answer with a single JSON object and nothing else, with exactly these keys, shaped like this "
+            f"example: {example}")

@@ -1,0 +1,165 @@
+"""Parameter-shared IPPO (paper Appendix D), written out in the CleanRL manner.
+
+One actor and one critic serve every agent (optionally with a one-hot agent id). Each agent's
+transitions ``(o, a, log π, r, V, done, mask)`` are kept as their own trajectory, GAE runs per
+trajectory, and the clipped PPO update runs on the pooled minibatches. Invalid actions are
+masked in the logits, so they are never sampled and carry no probability mass.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+from torch.distributions import Categorical
+
+from crewlib.env.observation import FEATURE_NAMES
+
+N_ACTIONS = 4
+MASKED_LOGIT = -1e9
+
+
+@dataclass(frozen=True)
+class IPPOConfig:
+    """Every hyperparameter, with the paper's value as default (DESIGN.md §2)."""
+
+    hidden: int = 64
+    learning_rate: float = 3e-4
+    adam_eps: float = 1e-5
+    gamma: float = 0.99
+    gae_lambda: float = 0.95
+    clip_coef: float = 0.2
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    update_epochs: int = 4  # K
+    num_minibatches: int = 4
+    norm_adv: bool = True
+    agent_id: bool = False  # append a one-hot agent id to the observation
+    train_epochs: int = 3  # passes over the training papers
+    episodes_per_update: int = 4  # episodes (papers) collected before each PPO update
+    seed: int = 0
+    device: str = "auto"  # auto: CUDA when present, else CPU
+
+    @classmethod
+    def from_params(cls, params: dict) -> IPPOConfig:
+        block = dict(params.get("ippo", {}))
+        unknown = set(block) - {f.name for f in dataclasses.fields(cls)}
+        if unknown:
+            raise ValueError(f"unknown ippo settings: {sorted(unknown)}")
+        return cls(**block)
+
+    def torch_device(self) -> torch.device:
+        if self.device == "auto":
+            return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        return torch.device(self.device)
+
+
+def layer_init(layer: nn.Linear, gain: float = np.sqrt(2), bias: float = 0.0) -> nn.Linear:
+    """Orthogonal weights, constant bias (CleanRL, Engstrom et al. 2020)."""
+    nn.init.orthogonal_(layer.weight, gain)
+    nn.init.constant_(layer.bias, bias)
+    return layer
+
+
+class SharedActorCritic(nn.Module):
+    """Actor 20 → 64 → 64 → 4 logits and critic 20 → 64 → 64 → 1, tanh, shared by all agents."""
+
+    def __init__(self, obs_dim: int = len(FEATURE_NAMES), hidden: int = 64, n_actions: int = N_ACTIONS) -> None:
+        super().__init__()
+        self.actor = nn.Sequential(
+            layer_init(nn.Linear(obs_dim, hidden)), nn.Tanh(),
+            layer_init(nn.Linear(hidden, hidden)), nn.Tanh(),
+            layer_init(nn.Linear(hidden, n_actions), gain=0.01),
+        )
+        self.critic = nn.Sequential(
+            layer_init(nn.Linear(obs_dim, hidden)), nn.Tanh(),
+            layer_init(nn.Linear(hidden, hidden)), nn.Tanh(),
+            layer_init(nn.Linear(hidden, 1), gain=1.0),
+        )
+
+    def distribution(self, obs: torch.Tensor, mask: torch.Tensor) -> Categorical:
+        logits = self.actor(obs).masked_fill(mask == 0, MASKED_LOGIT)
+        return Categorical(logits=logits)
+
+    def value(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.critic(obs).squeeze(-1)
+
+
+def gae(rewards: np.ndarray, values: np.ndarray, dones: np.ndarray, last_value: float, gamma: float,
+        lam: float) -> tuple[np.ndarray, np.ndarray]:
+    """Generalised advantage estimation over one agent's trajectory.
+
+    ``dones[t]`` is 1 when the episode ended *after* step t (then no value is bootstrapped from
+    step t + 1). Returns (advantages, returns = advantages + values).
+    """
+    n = len(rewards)
+    advantages = np.zeros(n, dtype=np.float64)
+    running = 0.0
+    for t in reversed(range(n)):
+        next_value = last_value if t == n - 1 else values[t + 1]
+        not_done = 1.0 - dones[t]
+        delta = rewards[t] + gamma * next_value * not_done - values[t]
+        running = delta + gamma * lam * not_done * running
+        advantages[t] = running
+    return advantages, advantages + values
+
+
+@dataclass
+class Batch:
+    obs: torch.Tensor
+    masks: torch.Tensor
+    actions: torch.Tensor
+    logprobs: torch.Tensor
+    advantages: torch.Tensor
+    returns: torch.Tensor
+    values: torch.Tensor
+
+    def __len__(self) -> int:
+        return len(self.actions)
+
+    def subset(self, index: torch.Tensor) -> Batch:
+        return Batch(*(getattr(self, f.name)[index] for f in dataclasses.fields(self)))
+
+
+def ppo_loss(net: SharedActorCritic, b: Batch, cfg: IPPOConfig) -> tuple[torch.Tensor, dict[str, float]]:
+    """Clipped surrogate + clipped-free value loss − entropy bonus on one minibatch."""
+    dist = net.distribution(b.obs, b.masks)
+    new_logprob = dist.log_prob(b.actions)
+    entropy = dist.entropy().mean()
+    log_ratio = new_logprob - b.logprobs
+    ratio = log_ratio.exp()
+    adv = b.advantages
+    if cfg.norm_adv and len(adv) > 1:
+        adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    pg_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef)).mean()
+    v_loss = 0.5 * ((net.value(b.obs) - b.returns) ** 2).mean()
+    loss = pg_loss - cfg.ent_coef * entropy + cfg.vf_coef * v_loss
+    with torch.no_grad():
+        stats = {
+            "policy_loss": pg_loss.item(), "value_loss": v_loss.item(), "entropy": entropy.item(),
+            "approx_kl": ((ratio - 1) - log_ratio).mean().item(),  # the low-variance estimator (Schulman 2020)
+            "clip_fraction": ((ratio - 1).abs() > cfg.clip_coef).float().mean().item(),
+        }
+    return loss, stats
+
+
+def ippo_update(net: SharedActorCritic, optimizer: torch.optim.Optimizer, batch: Batch, cfg: IPPOConfig,
+                generator: torch.Generator) -> dict[str, float]:
+    """K epochs of minibatch PPO on ``batch``; returns the mean of each statistic."""
+    size = max(1, len(batch) // cfg.num_minibatches)
+    totals: dict[str, list[float]] = {}
+    for _ in range(cfg.update_epochs):
+        order = torch.randperm(len(batch), generator=generator)
+        for start in range(0, len(batch), size):
+            loss, stats = ppo_loss(net, batch.subset(order[start:start + size]), cfg)
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
+            optimizer.step()
+            for k, v in stats.items():
+                totals.setdefault(k, []).append(v)
+    return {k: float(np.mean(v)) for k, v in totals.items()}
