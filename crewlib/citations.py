@@ -7,7 +7,7 @@ them back. Citation verification = share of markers that resolve to a known pape
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 _BRACKET = re.compile(r"\[([^\[\]]{1,200})\]")
@@ -53,7 +53,3 @@ def check_citations(text: str, key_to_id: Mapping[str, str]) -> CitationCheck:
             cited.append(key_to_id[k])
     unresolved = tuple(dict.fromkeys(k for k in keys if k not in key_to_id))
     return CitationCheck(len(keys), len(resolved), unresolved, tuple(cited))
-
-
-def key_map(reference_ids: Sequence[str]) -> dict[str, str]:
-    return dict(zip(reference_keys(len(reference_ids)), reference_ids, strict=True))

@@ -55,12 +55,6 @@ class RWGExample:
     year: int | None = None
     source: str = ""
 
-    def reference(self, ref_id: str) -> Reference:
-        for ref in self.references:
-            if ref.id == ref_id:
-                return ref
-        raise KeyError(ref_id)
-
     def validate(self, require_gold: bool = True) -> RWGExample:
         rid = self.target_id or "?"
         _require_text(rid, "target_id", self.target_id)
