@@ -61,6 +61,21 @@ def tfidf_relevance(target_text: str, ref_texts: list[str]) -> np.ndarray:
     return np.clip((matrix[1:] @ matrix[0].T).toarray().ravel(), 0.0, 1.0)
 
 
+def embedding_relevance(target_text: str, ref_texts: list[str]) -> np.ndarray:
+    """MiniLM cosine of each reference to the target, clipped to [0, 1]."""
+    vectors = embed([target_text, *ref_texts])
+    return np.clip(vectors[1:] @ vectors[0], 0.0, 1.0)
+
+
+def relevance_scores(target_text: str, ref_texts: list[str], method: str = "tfidf") -> np.ndarray:
+    """Relevance of each reference to the target by ``method`` (``tfidf`` or ``embedding``)."""
+    if method == "tfidf":
+        return tfidf_relevance(target_text, ref_texts)
+    if method == "embedding":
+        return embedding_relevance(target_text, ref_texts)
+    raise ValueError(f"relevance must be 'tfidf' or 'embedding', not {method!r}")
+
+
 def _key(example: RWGExample, graph: CitationGraph) -> str:
     payload = {
         "v": FEATURES_VERSION, "model": EMBEDDING_MODEL, "target": [example.title, example.abstract],
@@ -80,8 +95,7 @@ def reference_features(example: RWGExample, graph: CitationGraph,
     target_text = f"{example.title}. {example.abstract}"
     ref_texts = [r.text for r in example.references]
     tfidf = tfidf_relevance(target_text, ref_texts)
-    vectors = embed([target_text, *ref_texts])
-    cosine = np.clip(vectors[1:] @ vectors[0], 0.0, 1.0)
+    cosine = embedding_relevance(target_text, ref_texts)
     pagerank = graph.centrality()
     ranks = [pagerank.get(r.id, 0.0) for r in example.references]
     top = max(ranks) or 1.0

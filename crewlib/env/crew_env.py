@@ -18,6 +18,7 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
+from crewlib.citations import find_citation_keys
 from crewlib.data.records import RWGExample
 from crewlib.env.checks import feedback_is_real
 from crewlib.env.executors import ActionRequest, Executor
@@ -166,8 +167,6 @@ class CrewEnv(ParallelEnv):
         """Quality of draft and knowledge against the gold section (the reward's only use of it)."""
         ws, ex, task = self.ws, self.example, self.current_task
         key_to_id = task.key_to_id
-        from crewlib.citations import find_citation_keys
-
         cited = {key_to_id[k] for k in find_citation_keys(ws.draft_text) if k in key_to_id}
         return qualities(ws.draft_text, cited, [ws.local_text(i) for i in range(ws.n_agents)], ws.global_text,
                          ex.gold_related_work, set(ex.gold_cited_ids), self.config.weights.alpha)

@@ -67,6 +67,7 @@ class SurrogateExecutor(Executor):
         self.notes_per_reference = notes_per_reference
         self.sentences_per_segment = sentences_per_segment
         self._rng = random.Random(seed)
+        self._claimed: set[str] = set()  # notes already used by an earlier composer this round
 
     def reset(self, seed: int | None) -> None:
         self._rng = random.Random(seed)
@@ -74,7 +75,7 @@ class SurrogateExecutor(Executor):
     def run_round(self, ws, task, requests, t):
         handlers = {Action.RETRIEVE: self._retrieve, Action.DISSEMINATE: self._disseminate,
                     Action.COMPOSE: self._compose, Action.CRITIQUE: self._critique}
-        self._claimed: set[str] = set()  # notes already used by an earlier composer this round
+        self._claimed = set()
         proposals = [handlers[r.action](ws, task, r) for r in requests]
         cost = RoundCost()
         for p in proposals:

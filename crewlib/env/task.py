@@ -44,19 +44,14 @@ class Task:
         ``pool_ids`` restricts the pool (e.g. to the graph-filtered pool of an evaluation target).
         Centrality is the paper's connection count in ``graph`` over the pool's maximum.
         """
-        from crewlib.relevance import embed, tfidf_relevance
+        from crewlib.relevance import relevance_scores
 
-        refs = [r for r in example.references if pool_ids is None or r.id in set(pool_ids)]
+        keep = None if pool_ids is None else set(pool_ids)
+        refs = [r for r in example.references if keep is None or r.id in keep]
         if not refs:
             raise ValueError(f"target {example.target_id}: the reference pool is empty")
         target_text = f"{example.title}. {example.abstract}"
-        if relevance == "embedding":
-            vectors = embed([target_text, *(r.text for r in refs)])
-            scores = [max(0.0, float(v)) for v in vectors[1:] @ vectors[0]]
-        elif relevance == "tfidf":
-            scores = [float(s) for s in tfidf_relevance(target_text, [r.text for r in refs])]
-        else:
-            raise ValueError(f"relevance must be 'tfidf' or 'embedding', not {relevance!r}")
+        scores = [float(s) for s in relevance_scores(target_text, [r.text for r in refs], relevance)]
         degree = {r.id: float(graph.connections(r.id)) if graph else 0.0 for r in refs}
         top = max(degree.values()) or 1.0
         order = sorted(range(len(refs)), key=lambda i: (-scores[i], -degree[refs[i].id], refs[i].id))

@@ -9,6 +9,7 @@ one re-ask.
 
 from __future__ import annotations
 
+import os
 import random
 import threading
 import time
@@ -146,8 +147,6 @@ class LLMClient:
 
     @staticmethod
     def _key_from_environment(var: str) -> str:
-        import os
-
         if not var:
             return "not-needed"  # local servers (vLLM, Ollama) that take no key
         key = os.environ.get(var)

@@ -32,6 +32,14 @@ def _features(obs: np.ndarray, agent_index: int, cfg: IPPOConfig, n_agents: int)
     return np.concatenate([obs, np.eye(n_agents, dtype=np.float32)[agent_index]])
 
 
+def round_tensors(observations: dict, infos: dict, agents: list[str], cfg: IPPOConfig, n_agents: int,
+                  device: torch.device | str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
+    """The round's observations (with the optional agent id) and action masks, one row per agent."""
+    obs = np.stack([_features(observations[a], i, cfg, n_agents) for i, a in enumerate(agents)])
+    masks = np.stack([infos[a]["action_mask"] for a in agents])
+    return torch.as_tensor(obs, device=device), torch.as_tensor(masks, device=device)
+
+
 class PolicyController:
     """The trained controller as a policy: ``policy(t, observations, infos)`` (sample or greedy)."""
 
@@ -42,9 +50,7 @@ class PolicyController:
 
     def __call__(self, t: int, observations: dict, infos: dict) -> dict[str, int]:
         agents = list(observations)
-        obs = torch.as_tensor(np.stack([_features(observations[a], i, self.cfg, self.n_agents)
-                                        for i, a in enumerate(agents)]))
-        masks = torch.as_tensor(np.stack([infos[a]["action_mask"] for a in agents]))
+        obs, masks = round_tensors(observations, infos, agents, self.cfg, self.n_agents)
         with torch.no_grad():
             dist = self.net.distribution(obs, masks)
             actions = dist.probs.argmax(-1) if self.greedy else torch.multinomial(dist.probs, 1,
@@ -85,9 +91,7 @@ def collect_episode(env: CrewEnv, net: SharedActorCritic, cfg: IPPOConfig, examp
     total = 0.0
     while env.agents:
         agents = list(env.agents)
-        obs = torch.as_tensor(np.stack([_features(observations[a], i, cfg, n) for i, a in enumerate(agents)]),
-                              device=device)
-        masks = torch.as_tensor(np.stack([infos[a]["action_mask"] for a in agents]), device=device)
+        obs, masks = round_tensors(observations, infos, agents, cfg, n, device)
         with torch.no_grad():
             dist = net.distribution(obs, masks)
             actions = torch.multinomial(dist.probs.cpu(), 1, generator=generator)[:, 0].to(device)
