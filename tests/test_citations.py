@@ -14,3 +14,17 @@ def test_verification_counts_unresolvable_keys():
     assert (check.markers, check.resolved, check.unresolved_keys, check.cited_ids) == (4, 3, ("R9",), ("a", "b"))
     assert check.verification == 0.75
     assert check_citations("no citations here", keys).verification == 1.0
+
+
+def test_numeric_style_expands_ranges_and_ignores_intervals_of_reals():
+    text = "A [1]. B [2, 5]; C [7-9]. Not: [0.5, 1.0], [see 3], [R2]."
+    assert find_citation_keys(text, "numeric") == ["1", "2", "5", "7", "8", "9"]
+    assert find_citation_keys(text) == ["R2"]
+
+
+def test_stray_author_year_citations_count_as_unverifiable():
+    keys = {"R1": "a"}
+    text = "X [R1]. Y was shown by Smith et al. (2020) and (Doe and Roe, 2019a). In 2020 we ran (Lee, 2018)."
+    check = check_citations(text, keys)
+    assert check.stray == ("Smith et al. (2020", "Doe and Roe, 2019a", "(Lee, 2018")
+    assert check.citations == 4 and check.verification == 1 / 4

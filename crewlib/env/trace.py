@@ -55,7 +55,7 @@ class EpisodeTrace:
         check = check_citations(self.final_draft, task.key_to_id)
         self.citation_check = {"markers": check.markers, "resolved": check.resolved,
                                "verification": check.verification, "unresolved_keys": list(check.unresolved_keys),
-                               "cited_ids": list(check.cited_ids)}
+                               "cited_ids": list(check.cited_ids), "stray": list(check.stray)}
 
     @property
     def actions_matrix(self) -> list[list[int]]:

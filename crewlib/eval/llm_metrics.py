@@ -1,0 +1,120 @@
+"""Metrics that ask an LLM: the judges (1–5 rubrics), claim–support NLI, citation functions.
+
+Every call goes through the project's :class:`~crewlib.llm.LLMClient` (cache, ledger, faults).
+An answer that is not valid JSON for its schema is re-asked once by the client, then asked
+again as a fresh sample up to ``retries`` times; if it still fails the judgement is recorded
+as **missing** with its reason and counted — never turned into a number the judge did not give.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Literal, TypeVar
+
+import pydantic
+
+from crewlib import prompts
+from crewlib.llm import Caller, Ledger, LLMClient, LLMError, connect
+from crewlib.llm.config import LLMConfig
+
+T = TypeVar("T", bound=pydantic.BaseModel)
+
+CREW_DIMENSIONS = ("coverage", "logic", "relevance")
+TQ_DIMENSIONS = ("clarity", "structure", "relevance", "motivation", "critics")  # MA-RWG text quality
+CITATION_FUNCTIONS = ("motivation", "background", "uses", "extends", "similarities", "differences", "future_work")
+NLI_VALUE = {"entailment": 1.0, "neutral": 0.5, "contradiction": 0.0}
+
+
+class JudgeAnswer(pydantic.BaseModel):
+    rationale: str
+    score: int = pydantic.Field(ge=1, le=5)
+
+
+class NLIAnswer(pydantic.BaseModel):
+    label: Literal["entailment", "neutral", "contradiction"]
+
+
+class FunctionsAnswer(pydantic.BaseModel):
+    functions: list[Literal[CITATION_FUNCTIONS]]  # type: ignore[valid-type]
+
+
+@dataclass(frozen=True)
+class Judge:
+    name: str
+    client: LLMClient
+
+
+def judges_from_params(params: dict, *, ledger: Ledger | None = None) -> list[Judge]:
+    """The judges listed in ``params['eval']['judges']``; each entry overrides the ``llm`` block.
+
+    ``null`` (or ``{}``) is the run's own LLM; e.g. ``{name: gpt-4o, provider: openai, base_url:
+    https://openrouter.ai/api/v1, model: openai/gpt-4o, api_key_env: OPENROUTER_API_KEY}``.
+    """
+    entries = (params.get("eval") or {}).get("judges") or [None]
+    judges = []
+    for i, entry in enumerate(entries):
+        entry = dict(entry or {})
+        name = entry.pop("name", None)
+        llm_block = {**(params.get("llm") or {}), **entry}
+        config = LLMConfig.from_params({"llm": llm_block})
+        client = connect(config=config, ledger=ledger)
+        judges.append(Judge(name or f"judge{i + 1}:{client.model}", client))
+    return judges
+
+
+@dataclass(frozen=True)
+class Asked:
+    """One structured answer, or why there is none."""
+
+    parsed: pydantic.BaseModel | None
+    reason: str = ""  # empty when parsed
+    attempts: int = 1
+
+
+def ask(client: LLMClient, messages: list[dict], schema: type[T], *, caller: Caller, retries: int = 1,
+        check: Callable[[T], str] | None = None, max_tokens: int | None = None) -> Asked:
+    """Ask for a ``schema`` answer; fresh samples on failure; :class:`Asked` with a reason if none is usable."""
+    reason = ""
+    for attempt in range(retries + 1):
+        try:
+            result = client.chat_json(messages, schema, caller=caller, sample_index=attempt, max_tokens=max_tokens,
+                                      prompt_version=prompts.EVAL_PROMPT_VERSION)
+        except LLMError as exc:
+            reason = f"{type(exc).__name__}: {exc}"[:300]
+            continue
+        problem = check(result.parsed) if check else ""
+        if not problem:
+            return Asked(result.parsed, attempts=attempt + 1)
+        reason = problem
+    return Asked(None, reason or "no answer", attempts=retries + 1)
+
+
+def parallel(fn: Callable, items: Sequence, workers: int) -> list:
+    """``[fn(item) for item in items]`` on up to ``workers`` threads, results in order."""
+    if workers <= 1 or len(items) <= 1:
+        return [fn(item) for item in items]
+    with ThreadPoolExecutor(max_workers=min(workers, len(items)), thread_name_prefix="eval") as pool:
+        return list(pool.map(fn, items))
+
+
+def judge_messages(dimension: str, *, title: str, abstract: str, references: str, text: str) -> list[dict]:
+    prompt = prompts.JUDGE.format(dimension=dimension, rubric=prompts.RUBRICS[dimension], title=title,
+                                  abstract=abstract, references=references, text=text)
+    return [{"role": "system", "content": prompts.JUDGE_SYSTEM}, {"role": "user", "content": prompt}]
+
+
+def nli_messages(premise: str, hypothesis: str) -> list[dict]:
+    return [{"role": "system", "content": prompts.JUDGE_SYSTEM},
+            {"role": "user", "content": prompts.NLI.format(premise=premise, hypothesis=hypothesis)}]
+
+
+def function_messages(sentences: Sequence[str]) -> list[dict]:
+    numbered = "\n".join(f"{i}. {s}" for i, s in enumerate(sentences, 1))
+    prompt = prompts.CITATION_FUNCTION.format(sentences=numbered, n=len(sentences))
+    return [{"role": "system", "content": prompts.JUDGE_SYSTEM}, {"role": "user", "content": prompt}]
+
+
+def functions_check(n: int) -> Callable[[FunctionsAnswer], str]:
+    return lambda answer: "" if len(answer.functions) == n else f"{len(answer.functions)} functions for {n} sentences"

@@ -1,0 +1,71 @@
+"""What the evaluation suite scores: a system's text for an example, and the example's context.
+
+An :class:`EvalExample` holds what the reference-based metrics need — the target, the gold
+section, the references with the keys a text may cite, and the gold cited ids. A system's
+output is one row of a table ``system, example, text`` with optional ``key_to_id`` (the
+keys *that system* showed its LLM; CREW orders references by relevance, so keys differ
+between systems) and optional cost columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from crewlib.citations import find_citation_keys, reference_keys
+from crewlib.data.records import RWGExample
+
+
+@dataclass(frozen=True)
+class EvalReference:
+    ref_id: str
+    title: str = ""
+    abstract: str = ""
+
+    @property
+    def text(self) -> str:
+        return f"{self.title}. {self.abstract}".strip(" .")
+
+
+@dataclass(frozen=True)
+class EvalExample:
+    example_id: str
+    target_title: str
+    target_abstract: str
+    gold: str
+    references: tuple[EvalReference, ...]
+    gold_cited_ids: tuple[str, ...]
+    citation_style: str = "R"  # "R" for [R3] keys, "numeric" for [3]
+    default_keys: Mapping[str, str] = field(default_factory=dict)  # key → ref id when a row brings none
+
+    @property
+    def target(self) -> str:
+        return f"{self.target_title}\n{self.target_abstract}".strip()
+
+    @property
+    def reference_by_id(self) -> dict[str, EvalReference]:
+        return {r.ref_id: r for r in self.references}
+
+    @property
+    def has_reference_texts(self) -> bool:
+        return any(r.abstract or r.title for r in self.references)
+
+    @classmethod
+    def from_rwg(cls, example: RWGExample) -> EvalExample:
+        """An OARelatedWork-style example; default keys R1..Rn in the example's reference order."""
+        refs = tuple(EvalReference(r.id, r.title, r.abstract) for r in example.references)
+        keys = dict(zip(reference_keys(len(refs)), (r.ref_id for r in refs), strict=True))
+        return cls(example.target_id, example.title, example.abstract, example.gold_related_work, refs,
+                   tuple(example.gold_cited_ids), "R", keys)
+
+    @classmethod
+    def from_numbered(cls, example_id: str, gold: str, ref_numbers: Sequence[int | str], *, title: str = "",
+                      abstract: str = "") -> EvalExample:
+        """A section whose citations are numbers ``[3]`` (e.g. STRoGeNS outputs); references have no texts."""
+        if isinstance(ref_numbers, str):
+            raise TypeError(f"{example_id}: ref_numbers must be a list of numbers, not the string {ref_numbers[:30]!r}")
+        refs = tuple(EvalReference(str(n)) for n in ref_numbers)
+        known = {r.ref_id for r in refs}
+        gold_ids = tuple(dict.fromkeys(k for k in find_citation_keys(gold, "numeric") if k in known))
+        keys = {r.ref_id: r.ref_id for r in refs}
+        return cls(str(example_id), title, abstract, gold, refs, gold_ids, "numeric", keys)

@@ -1,0 +1,133 @@
+"""RWGBench metrics (seed "RWGBench"): citation selection, placement, organisation, framing.
+
+Pure functions over parsed texts; the suite (``crewlib.eval.suite``) feeds them embeddings
+and LLM labels. Definitions, where the benchmark leaves a choice open:
+
+- *precision / recall*: distinct resolved cited ids against the gold cited ids; precision is
+  0 for a text that cites nothing.
+- *soft recall*: a missed gold paper earns partial credit equal to its embedding cosine with a
+  cited non-gold paper (one-to-one, greedy, only if cosine ≥ ``threshold``).
+- *citation density*: distinct cited papers per 100 words; reported relative to the gold section
+  (generated / gold, so 1.0 = same density).
+- *balance*: share of the distinct cited papers that are cited exactly once.
+- *positioning structure similarity (PSS)*: soft LCS over the ordered paragraph blocks of the two
+  texts, block similarity in [0, 1], normalised by the longer sequence (identical → 1).
+- *citation frame alignment*: 1 − Jensen–Shannon divergence (base 2) between the distributions
+  of citation functions (7 classes) of the generated and the gold citing sentences.
+- *judge score 0–1*: (Overall − 1) / 4.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+from scipy.spatial.distance import jensenshannon
+
+from crewlib.citations import find_citation_keys
+from crewlib.env.text import sentences, word_count
+from crewlib.eval.llm_metrics import CITATION_FUNCTIONS
+
+
+def citation_precision(cited: Sequence[str], gold: Sequence[str]) -> float:
+    cited_set = set(cited)
+    return len(cited_set & set(gold)) / len(cited_set) if cited_set else 0.0
+
+
+def citation_recall(cited: Sequence[str], gold: Sequence[str]) -> float:
+    """Share of the gold cited papers the text cites; ``gold`` must not be empty."""
+    if not gold:
+        raise ValueError("citation recall needs gold cited ids")
+    return len(set(cited) & set(gold)) / len(set(gold))
+
+
+def soft_recall(cited: Sequence[str], gold: Sequence[str], similarity: Callable[[str, str], float],
+                threshold: float = 0.6) -> float:
+    """Recall where a missed gold paper is partly covered by a topically close cited alternative."""
+    gold_set, cited_set = list(dict.fromkeys(gold)), set(cited)
+    if not gold_set:
+        raise ValueError("soft recall needs gold cited ids")
+    hits = [g for g in gold_set if g in cited_set]
+    missed = [g for g in gold_set if g not in cited_set]
+    alternatives = [c for c in dict.fromkeys(cited) if c not in set(gold_set)]
+    pairs = sorted(((similarity(g, a), g, a) for g in missed for a in alternatives), reverse=True)
+    used_g: set[str] = set()
+    used_a: set[str] = set()
+    credit = 0.0
+    for score, g, a in pairs:  # greedy one-to-one matching, best pairs first
+        if score < threshold:
+            break
+        if g not in used_g and a not in used_a:
+            used_g.add(g)
+            used_a.add(a)
+            credit += min(1.0, score)
+    return (len(hits) + credit) / len(gold_set)
+
+
+def citation_density(n_cited: int, text: str) -> float:
+    """Distinct cited papers per 100 words."""
+    words = word_count(text)
+    return 100.0 * n_cited / words if words else 0.0
+
+
+def citation_balance(cited_ids_with_repeats: Sequence[str]) -> float:
+    """Share of the distinct cited papers that are cited exactly once; needs at least one citation."""
+    counts = Counter(cited_ids_with_repeats)
+    if not counts:
+        raise ValueError("citation balance needs at least one citation")
+    return sum(1 for c in counts.values() if c == 1) / len(counts)
+
+
+def blocks(text: str) -> list[str]:
+    """Ordered blocks of a section: its paragraphs (blank-line separated), empty ones dropped."""
+    return [b.strip() for b in re.split(r"\n\s*\n", text) if b.strip()]
+
+
+def soft_lcs(similarity: np.ndarray) -> float:
+    """Soft longest common subsequence of two sequences, given their pairwise similarity matrix in [0, 1]."""
+    n, m = similarity.shape
+    table = np.zeros((n + 1, m + 1))
+    for i in range(1, n + 1):
+        for j in range(1, m + 1):
+            table[i, j] = max(table[i - 1, j], table[i, j - 1], table[i - 1, j - 1] + similarity[i - 1, j - 1])
+    return float(table[n, m])
+
+
+def positioning_structure_similarity(candidate_blocks: Sequence[str], gold_blocks: Sequence[str],
+                                     block_similarity: Callable[[Sequence[str], Sequence[str]], np.ndarray]) -> float:
+    """PSS in [0, 1]: soft LCS of the block sequences over the longer length (identical → 1)."""
+    if not candidate_blocks or not gold_blocks:
+        return 0.0
+    matrix = np.clip(np.asarray(block_similarity(candidate_blocks, gold_blocks), dtype=float), 0.0, 1.0)
+    return soft_lcs(matrix) / max(len(candidate_blocks), len(gold_blocks))
+
+
+def citing_sentences(text: str, key_to_id: Mapping[str, str], style: str = "R") -> list[tuple[str, list[str]]]:
+    """Sentences with at least one citation marker, each with its resolved ids (possibly none)."""
+    out = []
+    for sentence in sentences(text):
+        keys = find_citation_keys(sentence, style)
+        if keys:
+            out.append((sentence, list(dict.fromkeys(key_to_id[k] for k in keys if k in key_to_id))))
+    return out
+
+
+def function_distribution(labels: Sequence[str]) -> np.ndarray:
+    counts = Counter(labels)
+    vector = np.array([counts.get(f, 0) for f in CITATION_FUNCTIONS], dtype=float)
+    if vector.sum() == 0:
+        raise ValueError("no citation functions to compare")
+    return vector / vector.sum()
+
+
+def frame_alignment(candidate_labels: Sequence[str], gold_labels: Sequence[str]) -> float:
+    """1 − JSD (base 2) between the two citation-function distributions, in [0, 1]."""
+    divergence = jensenshannon(function_distribution(candidate_labels), function_distribution(gold_labels),
+                               base=2) ** 2  # scipy returns the distance, the square root of the divergence
+    return float(np.clip(1.0 - divergence, 0.0, 1.0))
+
+
+def judge_score_01(overall: float) -> float:
+    return (overall - 1.0) / 4.0

@@ -1,0 +1,376 @@
+"""One entry point: score a table of system outputs on chosen metrics → tidy (system, example, metric, value).
+
+>>> from crewlib.eval import Evaluator
+>>> scores = Evaluator(params).score(outputs, examples, metrics=["citation", "rouge", "judge"])
+
+``outputs`` has one row per system × example: ``system``, ``example``, ``text`` and optionally
+``key_to_id`` (the keys that system showed its LLM) and cost columns (``prompt_tokens``,
+``completion_tokens``, ``calls``, ``wall_s``). A metric group that cannot be computed for a row
+(no gold citations, no reference texts, an empty output ...) yields no value; it is listed in
+``scores.attrs["unavailable"]`` with the reason. LLM judgements that failed after retries are
+listed in ``scores.attrs["missing"]``. ``scores.attrs["timing_s"]`` holds seconds per group.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from crewlib.citations import CitationCheck, check_citations, find_citation_keys
+from crewlib.env.text import sentences, strip_markers
+from crewlib.eval import marwg, rwgbench
+from crewlib.eval.llm_metrics import (
+    CREW_DIMENSIONS,
+    NLI_VALUE,
+    TQ_DIMENSIONS,
+    FunctionsAnswer,
+    Judge,
+    JudgeAnswer,
+    NLIAnswer,
+    ask,
+    function_messages,
+    functions_check,
+    judge_messages,
+    judges_from_params,
+    nli_messages,
+    parallel,
+)
+from crewlib.eval.records import EvalExample
+from crewlib.eval.text_metrics import BERTSCORE_LABEL, bertscore, rouge
+from crewlib.llm import Caller, Ledger
+
+REFERENCE_METRICS = ("citation", "rouge", "bertscore", "soft_recall", "topical_relevance", "pss", "sn", "cost")
+LLM_METRICS = ("judge", "tq", "claim_support", "frame_alignment")
+COST_COLUMNS = ("prompt_tokens", "completion_tokens", "calls", "wall_s")
+
+
+class Unavailable(Exception):
+    """A metric group cannot be computed for this output; the message says why."""
+
+
+@dataclass(frozen=True)
+class EvalSettings:
+    soft_recall_threshold: float = 0.6  # cosine above which an alternative earns soft-recall credit
+    sn_threshold: float = 0.7  # cosine for a sentence match (SN-P/R/F1)
+    judge_retries: int = 1  # fresh samples after the client's own re-ask
+    max_nli_pairs: int = 12  # (sentence, cited paper) pairs labelled per output, in text order
+    max_function_sentences: int = 12  # citing sentences classified per text
+    judge_max_tokens: int = 200
+    workers: int = 4
+
+    @classmethod
+    def from_params(cls, params: Mapping | None) -> EvalSettings:
+        block = dict((params or {}).get("eval") or {})
+        block.pop("judges", None)
+        known = set(cls.__dataclass_fields__)
+        unknown = set(block) - known
+        if unknown:
+            raise ValueError(f"unknown eval settings: {sorted(unknown)}; known: {sorted(known | {'judges'})}")
+        return cls(**block)
+
+
+@dataclass
+class Item:
+    system: str
+    example: EvalExample
+    text: str
+    key_to_id: Mapping[str, str]
+    cost: dict = field(default_factory=dict)
+
+    @cached_property
+    def check(self) -> CitationCheck:
+        return check_citations(self.text, self.key_to_id, self.example.citation_style)
+
+    @property
+    def cited_with_repeats(self) -> list[str]:
+        return [self.key_to_id[k] for k in find_citation_keys(self.text, self.example.citation_style)
+                if k in self.key_to_id]
+
+
+class Evaluator:
+    """Scores outputs; holds the judges, an embedding cache and the records of the last run."""
+
+    def __init__(self, params: Mapping | None = None, *, judges: Sequence[Judge] | None = None,
+                 ledger: Ledger | None = None, settings: EvalSettings | None = None) -> None:
+        self.params = dict(params or {})
+        self.settings = settings or EvalSettings.from_params(self.params)
+        self.ledger = ledger or Ledger()
+        self._judges = list(judges) if judges is not None else None
+        self._vectors: dict[str, np.ndarray] = {}
+        self._gold_functions: dict[str, list[str] | None] = {}
+        self.groups: dict[str, Callable[[Item], dict[str, float]]] = {
+            "citation": self._citation, "rouge": self._rouge, "soft_recall": self._soft_recall,
+            "topical_relevance": self._topical_relevance, "pss": self._pss, "sn": self._sn, "cost": self._cost,
+            "judge": self._judge, "tq": self._tq, "claim_support": self._claim_support,
+            "frame_alignment": self._frame_alignment,
+        }
+        self.missing: list[dict] = []
+        self.judgements: list[dict] = []
+
+    # ------------------------------------------------------------------ entry point
+    @property
+    def judges(self) -> list[Judge]:
+        if self._judges is None:
+            self._judges = judges_from_params(self.params, ledger=self.ledger)
+        return self._judges
+
+    def score(self, outputs: pd.DataFrame | Iterable[Mapping],
+              examples: Mapping[str, EvalExample] | Iterable[EvalExample],
+              metrics: Sequence[str] = REFERENCE_METRICS, *, progress: bool = True) -> pd.DataFrame:
+        """Tidy scores ``system, example, metric, value`` of every output on the metric groups named."""
+        unknown = [m for m in metrics if m not in self.groups and m != "bertscore"]
+        if unknown:
+            raise ValueError(f"unknown metric groups {unknown}; known: {sorted([*self.groups, 'bertscore'])}")
+        items, unavailable = self._items(outputs, examples)
+        rows: list[dict] = []
+        timing: dict[str, float] = {}
+        self.missing, self.judgements = [], []
+        bar = tqdm(total=len(metrics) * len(items), desc="scoring", disable=not progress)
+        for group in metrics:
+            t0 = time.perf_counter()
+            if group == "bertscore":  # one batched model pass over every pair
+                results = self._bertscore(items)
+                bar.update(len(items))
+            else:
+                fn = self.groups[group]
+                results = []
+                for item in items:
+                    try:
+                        results.append(fn(item))
+                    except Unavailable as exc:
+                        results.append(exc)
+                    bar.update(1)
+            for item, result in zip(items, results, strict=True):
+                if isinstance(result, Unavailable):
+                    unavailable.append({"system": item.system, "example": item.example.example_id,
+                                        "group": group, "reason": str(result)})
+                    continue
+                rows += [{"system": item.system, "example": item.example.example_id, "metric": name,
+                          "value": float(value)} for name, value in result.items()]
+            timing[group] = time.perf_counter() - t0
+        bar.close()
+        frame = pd.DataFrame(rows, columns=["system", "example", "metric", "value"])
+        frame.attrs.update(timing_s=timing, unavailable=unavailable, missing=list(self.missing),
+                           judgements=list(self.judgements), labels={"bertscore_minilm": BERTSCORE_LABEL})
+        return frame
+
+    def _items(self, outputs, examples) -> tuple[list[Item], list[dict]]:
+        by_id = dict(examples) if isinstance(examples, Mapping) else {e.example_id: e for e in examples}
+        records = outputs.to_dict("records") if isinstance(outputs, pd.DataFrame) else [dict(r) for r in outputs]
+        items, unavailable = [], []
+        for row in records:
+            for column in ("system", "example", "text"):
+                if column not in row:
+                    raise ValueError(f"an output row has no {column!r} column: {sorted(row)}")
+            example = by_id.get(str(row["example"]))
+            if example is None:
+                raise ValueError(f"output of {row['system']!r} for unknown example {row['example']!r}")
+            text = row["text"] if isinstance(row["text"], str) else ""
+            if not text.strip():
+                # An unavailable system (e.g. PRIMERA offline) or an empty generation: no metric for it.
+                reason = row.get("error") or "no output"
+                unavailable.append({"system": row["system"], "example": example.example_id, "group": "*",
+                                    "reason": str(reason)})
+                continue
+            key_to_id = row.get("key_to_id")
+            key_to_id = dict(key_to_id) if isinstance(key_to_id, Mapping) else dict(example.default_keys)
+            cost = {c: float(row[c]) for c in COST_COLUMNS if c in row and pd.notna(row[c])}
+            items.append(Item(str(row["system"]), example, text, key_to_id, cost))
+        return items, unavailable
+
+    # ------------------------------------------------------------------ embeddings
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
+        from crewlib.relevance import embed
+
+        todo = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        if todo:
+            self._vectors.update(zip(todo, embed(todo), strict=True))
+        return np.array([self._vectors[t] for t in texts])
+
+    # ------------------------------------------------------------------ reference-based groups
+    def _citation(self, item: Item) -> dict[str, float]:
+        check, ex = item.check, item.example
+        out = {"citation_verification": check.verification, "citation_markers": check.markers,
+               "stray_citations": len(check.stray), "cc": check.verification}
+        if ex.references:
+            out["rc"] = marwg.reference_coverage(check.cited_ids, [r.ref_id for r in ex.references])
+        if ex.gold_cited_ids:
+            out["citation_precision"] = rwgbench.citation_precision(check.cited_ids, ex.gold_cited_ids)
+            out["citation_recall"] = rwgbench.citation_recall(check.cited_ids, ex.gold_cited_ids)
+            if ex.gold.strip():
+                gold_density = rwgbench.citation_density(len(ex.gold_cited_ids), ex.gold)
+                density = rwgbench.citation_density(len(check.cited_ids), item.text)
+                out["citation_density_ratio"] = density / gold_density
+        if check.cited_ids:
+            out["citation_balance"] = rwgbench.citation_balance(item.cited_with_repeats)
+        return out
+
+    def _need_gold(self, item: Item) -> str:
+        if not item.example.gold.strip():
+            raise Unavailable("the example has no gold section")
+        return item.example.gold
+
+    def _rouge(self, item: Item) -> dict[str, float]:
+        return rouge(strip_markers(item.text), strip_markers(self._need_gold(item)))
+
+    def _bertscore(self, items: list[Item]) -> list[dict | Unavailable]:
+        usable = [i for i in items if i.example.gold.strip()]
+        scores = iter(bertscore([strip_markers(i.text) for i in usable],
+                                [strip_markers(i.example.gold) for i in usable]))
+        no_gold = Unavailable("the example has no gold section")
+        return [next(scores) if i.example.gold.strip() else no_gold for i in items]
+
+    def _soft_recall(self, item: Item) -> dict[str, float]:
+        ex = item.example
+        if not ex.gold_cited_ids:
+            raise Unavailable("the example has no gold cited ids")
+        if not ex.has_reference_texts:
+            raise Unavailable("the references have no titles or abstracts to compare")
+        refs = ex.reference_by_id
+        ids = [i for i in dict.fromkeys([*ex.gold_cited_ids, *item.check.cited_ids]) if i in refs]
+        vectors = dict(zip(ids, self._embed([refs[i].text for i in ids]), strict=True))
+        similarity = lambda a, b: float(vectors[a] @ vectors[b]) if a in vectors and b in vectors else 0.0
+        return {"citation_soft_recall": rwgbench.soft_recall(item.check.cited_ids, ex.gold_cited_ids, similarity,
+                                                             self.settings.soft_recall_threshold)}
+
+    def _topical_relevance(self, item: Item) -> dict[str, float]:
+        if not item.example.target.strip():
+            raise Unavailable("the example has no target title or abstract")
+        text_vec, target_vec = self._embed([strip_markers(item.text), item.example.target])
+        return {"topical_relevance": float(np.clip(text_vec @ target_vec, 0.0, 1.0))}
+
+    def _block_similarity(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
+        return self._embed([strip_markers(x) for x in a]) @ self._embed([strip_markers(x) for x in b]).T
+
+    def _pss(self, item: Item) -> dict[str, float]:
+        gold = self._need_gold(item)
+        return {"pss": rwgbench.positioning_structure_similarity(rwgbench.blocks(item.text), rwgbench.blocks(gold),
+                                                                 self._block_similarity)}
+
+    def _sn(self, item: Item) -> dict[str, float]:
+        gold = self._need_gold(item)
+        cand = [strip_markers(s) for s in sentences(item.text)]
+        ref = [strip_markers(s) for s in sentences(gold)]
+        return marwg.sentence_matching(self._embed(cand) if cand else np.zeros((0, 1)),
+                                       self._embed(ref) if ref else np.zeros((0, 1)), self.settings.sn_threshold)
+
+    def _cost(self, item: Item) -> dict[str, float]:
+        if not item.cost:
+            raise Unavailable(f"the output row has none of the cost columns {COST_COLUMNS}")
+        return dict(item.cost)
+
+    # ------------------------------------------------------------------ LLM groups
+    def _judge_dimensions(self, item: Item, dimensions: Sequence[str], caller_role: str) -> dict[str, float]:
+        ex = item.example
+        id_to_key = {v: k for k, v in item.key_to_id.items()}
+        listing = "\n".join(f"[{id_to_key.get(r.ref_id, r.ref_id)}] {r.title or '(no title)'}" for r in ex.references)
+        messages = {d: judge_messages(d, title=ex.target_title or "(not given)", abstract=ex.target_abstract,
+                                      references=listing or "(not given)", text=item.text) for d in dimensions}
+        jobs = [(judge, d) for judge in self.judges for d in dimensions]
+
+        def run(job):
+            judge, dim = job
+            return ask(judge.client, messages[dim], JudgeAnswer, retries=self.settings.judge_retries,
+                       caller=Caller("judge", f"{caller_role}:{dim}"), max_tokens=self.settings.judge_max_tokens)
+
+        scores: dict[str, list[float]] = {d: [] for d in dimensions}
+        for (judge, dim), asked in zip(jobs, parallel(run, jobs, self.settings.workers), strict=True):
+            base = {"system": item.system, "example": ex.example_id, "judge": judge.name, "dimension": dim}
+            if asked.parsed is None:
+                self.missing.append({**base, "metric": caller_role, "reason": asked.reason})
+                continue
+            scores[dim].append(asked.parsed.score)
+            self.judgements.append({**base, "score": asked.parsed.score, "rationale": asked.parsed.rationale})
+        return {d: float(np.mean(v)) for d, v in scores.items() if v}
+
+    def _judge(self, item: Item) -> dict[str, float]:
+        means = self._judge_dimensions(item, CREW_DIMENSIONS, "judge")
+        out = {f"judge_{d}": v for d, v in means.items()}
+        if len(means) == len(CREW_DIMENSIONS):  # Overall only from a complete set of dimensions
+            out["judge_overall"] = float(np.mean(list(means.values())))
+            out["judge_score_01"] = rwgbench.judge_score_01(out["judge_overall"])
+        if not out:
+            raise Unavailable("every judgement is missing (see attrs['missing'])")
+        return out
+
+    def _tq(self, item: Item) -> dict[str, float]:
+        means = self._judge_dimensions(item, TQ_DIMENSIONS, "tq")
+        out = {f"tq_{d}": v for d, v in means.items()}
+        if len(means) == len(TQ_DIMENSIONS):
+            out["tq"] = float(np.mean(list(means.values())))
+        if not out:
+            raise Unavailable("every judgement is missing (see attrs['missing'])")
+        return out
+
+    def _labeller(self):
+        return self.judges[0].client  # the NLI / citation-function labeller: the first judge
+
+    def _claim_support(self, item: Item) -> dict[str, float]:
+        refs = item.example.reference_by_id
+        if not item.example.has_reference_texts:
+            raise Unavailable("the references have no titles or abstracts to check claims against")
+        cited = rwgbench.citing_sentences(item.text, item.key_to_id, item.example.citation_style)
+        pairs = [(i, sentence, rid) for i, (sentence, ids) in enumerate(cited) for rid in ids if rid in refs]
+        pairs = pairs[: self.settings.max_nli_pairs]
+        if not pairs:
+            raise Unavailable("no citing sentence cites a reference with a text")
+        client = self._labeller()
+
+        def run(pair):
+            _, sentence, rid = pair
+            return ask(client, nli_messages(refs[rid].text, strip_markers(sentence)), NLIAnswer,
+                       caller=Caller("judge", "nli"), retries=self.settings.judge_retries, max_tokens=40)
+
+        per_sentence: dict[int, list[str]] = {}
+        labels: list[str] = []
+        for (i, _, rid), asked in zip(pairs, parallel(run, pairs, self.settings.workers), strict=True):
+            if asked.parsed is None:
+                self.missing.append({"system": item.system, "example": item.example.example_id, "judge": "nli",
+                                     "dimension": rid, "metric": "claim_support", "reason": asked.reason})
+                continue
+            labels.append(asked.parsed.label)
+            per_sentence.setdefault(i, []).append(asked.parsed.label)
+        if not labels:
+            raise Unavailable("every NLI label is missing (see attrs['missing'])")
+        return {"claim_support": float(np.mean([NLI_VALUE[label] for label in labels])),
+                "clap": marwg.claim_precision(list(per_sentence.values())),
+                "citp": marwg.citation_precision_nli(labels), "nli_pairs": float(len(labels))}
+
+    def _functions(self, sentences_: Sequence[str], who: tuple[str, str]) -> list[str] | None:
+        sentences_ = list(sentences_)[: self.settings.max_function_sentences]
+        asked = ask(self._labeller(), function_messages([strip_markers(s) for s in sentences_]), FunctionsAnswer,
+                    caller=Caller("judge", "citation_function"), retries=self.settings.judge_retries,
+                    check=functions_check(len(sentences_)), max_tokens=20 + 12 * len(sentences_))
+        if isinstance(asked.parsed, FunctionsAnswer):
+            return list(asked.parsed.functions)
+        self.missing.append({"system": who[0], "example": who[1], "judge": "functions", "dimension": "",
+                             "metric": "frame_alignment", "reason": asked.reason})
+        return None
+
+    def _frame_alignment(self, item: Item) -> dict[str, float]:
+        ex = item.example
+        gold = self._need_gold(item)
+        mine = [s for s, _ in rwgbench.citing_sentences(item.text, item.key_to_id, ex.citation_style)]
+        if not mine:
+            raise Unavailable("the output has no citing sentence")
+        if ex.example_id not in self._gold_functions:
+            gold_cited = [s for s, _ in rwgbench.citing_sentences(gold, ex.default_keys, ex.citation_style)]
+            # A gold section stored without citation markers (OARelatedWork): every sentence counts.
+            self._gold_functions[ex.example_id] = self._functions(gold_cited or sentences(gold),
+                                                                  ("gold", ex.example_id))
+        gold_labels = self._gold_functions[ex.example_id]
+        labels = self._functions(mine, (item.system, ex.example_id))
+        if gold_labels is None or labels is None:
+            raise Unavailable("citation functions could not be labelled (see attrs['missing'])")
+        return {"frame_alignment": rwgbench.frame_alignment(labels, gold_labels)}
+
+
+def summarise(scores: pd.DataFrame) -> pd.DataFrame:
+    """Mean, standard deviation and count per system × metric (rows: system, columns: metric)."""
+    return scores.groupby(["system", "metric"])["value"].agg(["mean", "std", "count"]).reset_index()

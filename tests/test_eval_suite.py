@@ -1,0 +1,157 @@
+"""The evaluation suite end to end: tidy scores, unavailable metrics, missing judgements, the embedded judge."""
+
+import json
+
+import pytest
+from fakes import ScriptedOpenAIServer, Step
+
+from crewlib.eval import EvalExample, EvalReference, EvalSettings, Evaluator
+from crewlib.eval.llm_metrics import Judge
+
+EXAMPLE = EvalExample(
+    example_id="t1", target_title="Graph transformers for molecules",
+    target_abstract="We combine message passing with attention for molecular property prediction.",
+    gold="Message passing networks predict molecular properties [R1]. Attention models capture long-range "
+         "interactions [R2].\n\nBenchmarks compare them on standard datasets [R3].",
+    references=(EvalReference("a", "Neural message passing for quantum chemistry",
+                              "Message passing neural networks predict molecular properties."),
+                EvalReference("b", "Attention is all you need", "The transformer relies entirely on attention."),
+                EvalReference("c", "MoleculeNet", "A benchmark of molecular machine learning datasets."),
+                EvalReference("d", "ImageNet", "A large image database.")),
+    gold_cited_ids=("a", "b", "c"), default_keys={"R1": "a", "R2": "b", "R3": "c", "R4": "d"},
+)
+GOOD = "Message passing networks predict molecular properties [R1]. Attention models long-range effects [R2]."
+HALLUCINATED = "Message passing networks predict molecular properties [R1]. Attention models long-range effects [R7]."
+
+
+def _values(scores, system):
+    return dict(scores[scores.system == system][["metric", "value"]].itertuples(index=False))
+
+
+def test_reference_metrics_tidy_frame_and_hallucinated_key_lowers_verification():
+    outputs = [{"system": "good", "example": "t1", "text": GOOD, "prompt_tokens": 100, "completion_tokens": 20,
+                "calls": 2, "wall_s": 1.5},
+               {"system": "bad", "example": "t1", "text": HALLUCINATED},
+               {"system": "gold", "example": "t1", "text": EXAMPLE.gold},
+               {"system": "primera", "example": "t1", "text": None, "error": "weights not available offline"}]
+    scores = Evaluator({}).score(outputs, [EXAMPLE], metrics=["citation", "rouge", "soft_recall", "pss", "cost"],
+                                 progress=False)
+    assert list(scores.columns) == ["system", "example", "metric", "value"]
+    good, bad, gold = _values(scores, "good"), _values(scores, "bad"), _values(scores, "gold")
+    assert good["citation_verification"] == 1.0 and bad["citation_verification"] == 0.5
+    assert good["citation_recall"] == pytest.approx(2 / 3) and bad["citation_recall"] == pytest.approx(1 / 3)
+    assert gold["rougeL"] == 1.0 and gold["pss"] == pytest.approx(1.0, abs=1e-5) and gold["citation_recall"] == 1.0
+    assert good["pss"] < gold["pss"]
+    assert good["citation_soft_recall"] >= good["citation_recall"]
+    assert good["prompt_tokens"] == 100 and good["wall_s"] == 1.5 and "prompt_tokens" not in bad
+    assert "primera" not in set(scores.system)  # never a number for a system that produced nothing
+    unavailable = {(u["system"], u["group"]): u["reason"] for u in scores.attrs["unavailable"]}
+    assert unavailable[("primera", "*")] == "weights not available offline"
+    assert "cost columns" in unavailable[("bad", "cost")]
+    assert set(scores.attrs["timing_s"]) == {"citation", "rouge", "soft_recall", "pss", "cost"}
+
+
+def test_metrics_that_need_gold_are_unavailable_without_it():
+    no_gold = EvalExample("t2", "T", "abstract", "", EXAMPLE.references, (), "R", EXAMPLE.default_keys)
+    scores = Evaluator({}).score([{"system": "s", "example": "t2", "text": GOOD}], [no_gold],
+                                 metrics=["citation", "rouge", "soft_recall"], progress=False)
+    assert "citation_recall" not in set(scores.metric) and "rouge1" not in set(scores.metric)
+    assert _values(scores, "s")["citation_verification"] == 1.0
+    assert {u["group"] for u in scores.attrs["unavailable"]} == {"rouge", "soft_recall"}
+
+
+def test_bad_inputs_raise_clear_errors():
+    evaluator = Evaluator({})
+    with pytest.raises(ValueError, match="unknown metric groups"):
+        evaluator.score([], [EXAMPLE], metrics=["bleu"])
+    with pytest.raises(ValueError, match="unknown example"):
+        evaluator.score([{"system": "s", "example": "nope", "text": "x"}], [EXAMPLE], progress=False)
+    with pytest.raises(ValueError, match="no 'text' column"):
+        evaluator.score([{"system": "s", "example": "t1"}], [EXAMPLE], progress=False)
+    with pytest.raises(ValueError, match="unknown eval settings"):
+        EvalSettings.from_params({"eval": {"judge_retry": 2}})
+
+
+def _judge_answer(score, rationale="ok"):
+    return json.dumps({"rationale": rationale, "score": score})
+
+
+def test_judges_average_and_missing_judgements_are_counted_not_scored(make_client):
+    with ScriptedOpenAIServer(default=Step(content=_judge_answer(4))) as s1, \
+         ScriptedOpenAIServer(default=Step(content=_judge_answer(2))) as s2:
+        # Judge 2's coverage answer is garbage four times in a row (first ask, re-ask, retry, its re-ask).
+        s2.script.extend([Step(content="not json")] * 2 + [Step(content=_judge_answer(9))] * 2)
+        # Both scripted judges share a model name, so they must not share a cache.
+        judges = [Judge("j1", make_client(s1)), Judge("j2", make_client(s2, cache_mode="off"))]
+        evaluator = Evaluator({}, judges=judges, settings=EvalSettings(workers=1, judge_retries=1))
+        scores = evaluator.score([{"system": "s", "example": "t1", "text": GOOD}], [EXAMPLE], metrics=["judge"],
+                                 progress=False)
+    values = _values(scores, "s")
+    assert values["judge_coverage"] == 4.0  # only j1 answered: the missing one is not a score
+    assert values["judge_logic"] == 3.0 and values["judge_relevance"] == 3.0  # mean of 4 and 2
+    assert values["judge_overall"] == pytest.approx(10 / 3)
+    assert values["judge_score_01"] == pytest.approx((10 / 3 - 1) / 4)
+    missing = scores.attrs["missing"]
+    assert len(missing) == 1 and missing[0]["judge"] == "j2" and missing[0]["dimension"] == "coverage"
+    assert "score" in missing[0]["reason"]  # the out-of-range 9 is why
+    assert len(scores.attrs["judgements"]) == 5
+    assert len(s2.requests) == 4 + 2  # coverage: 2 asks × (ask + re-ask); logic, relevance: one each
+
+
+def test_overall_is_not_reported_from_an_incomplete_set_of_dimensions(make_client):
+    with ScriptedOpenAIServer(default=Step(content=_judge_answer(5))) as server:
+        server.script.extend([Step(content="{}")] * 4)
+        evaluator = Evaluator({}, judges=[Judge("only", make_client(server))],
+                              settings=EvalSettings(workers=1, judge_retries=1))
+        scores = evaluator.score([{"system": "s", "example": "t1", "text": GOOD}], [EXAMPLE], metrics=["judge"],
+                                 progress=False)
+    values = _values(scores, "s")
+    assert "judge_coverage" not in values and "judge_overall" not in values and "judge_score_01" not in values
+    assert values["judge_logic"] == 5.0 and len(scores.attrs["missing"]) == 1
+
+
+def test_claim_support_and_frame_alignment_from_llm_labels(make_client):
+    with ScriptedOpenAIServer() as server:
+        server.script.extend([Step(content='{"label": "entailment"}'), Step(content='{"label": "neutral"}')])
+        # Frame alignment: gold has 3 citing sentences, the output 2.
+        server.script.extend([Step(content='{"functions": ["background", "background", "uses"]}'),
+                              Step(content='{"functions": ["background", "uses"]}')])
+        evaluator = Evaluator({}, judges=[Judge("only", make_client(server))], settings=EvalSettings(workers=1))
+        scores = evaluator.score([{"system": "s", "example": "t1", "text": GOOD}], [EXAMPLE],
+                                 metrics=["claim_support", "frame_alignment"], progress=False)
+    values = _values(scores, "s")
+    assert values["claim_support"] == 0.75 and values["clap"] == 0.5 and values["citp"] == 0.5
+    assert values["nli_pairs"] == 2
+    assert 0.0 < values["frame_alignment"] < 1.0
+
+
+@pytest.mark.llm
+def test_embedded_judge_scores_a_small_table_end_to_end(embedded_server, tmp_path):
+    from crewlib.llm import LLMClient, LLMConfig, ResponseCache
+
+    cfg = LLMConfig(provider="openai", base_url=embedded_server.base_url, model=embedded_server.alias,
+                    api_key_env="", max_tokens=200, cache_dir=str(tmp_path / "cache"))
+    client = LLMClient(cfg, cache=ResponseCache(cfg.cache_path, "read_write"))
+    evaluator = Evaluator({}, judges=[Judge("embedded", client)])
+    outputs = [{"system": "good", "example": "t1", "text": GOOD},
+               {"system": "bad", "example": "t1", "text": "Bananas are yellow [R9]."}]
+    scores = evaluator.score(outputs, [EXAMPLE], metrics=["citation", "judge", "claim_support"], progress=False)
+    judged = scores[scores.metric.str.startswith("judge_") & ~scores.metric.isin(["judge_overall", "judge_score_01"])]
+    # Every judgement is either a score in 1..5 or a counted missing entry: 2 outputs × 3 dimensions.
+    assert judged.value.between(1, 5).all()
+    assert len(judged) + len(scores.attrs["missing"]) == 6 or "claim_support" in {m["metric"] for m in
+                                                                                   scores.attrs["missing"]}
+    assert len(scores.attrs["judgements"]) + sum(m["metric"] == "judge" for m in scores.attrs["missing"]) == 6
+    assert _values(scores, "bad")["citation_verification"] == 0.0
+
+
+def test_judges_come_from_params_and_override_the_llm_block():
+    from crewlib.config import load_params
+    from crewlib.eval.llm_metrics import judges_from_params
+
+    params = load_params("quick", {"eval": {"judges": [None, {"name": "remote", "provider": "openai",
+                                                               "base_url": "http://127.0.0.1:9/v1", "model": "m",
+                                                               "api_key_env": ""}]}})
+    judges = judges_from_params(params)
+    assert [j.name for j in judges][1] == "remote" and judges[0].name.startswith("judge1:")
+    assert judges[1].client.endpoint == "http://127.0.0.1:9/v1" and judges[1].client.model == "m"
