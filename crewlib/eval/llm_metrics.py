@@ -16,8 +16,7 @@ from typing import Literal, TypeVar
 import pydantic
 
 from crewlib import prompts
-from crewlib.llm import Caller, Ledger, LLMClient, LLMError, connect
-from crewlib.llm.config import LLMConfig
+from crewlib.llm import Caller, Ledger, LLMClient, LLMError, connect_override
 
 T = TypeVar("T", bound=pydantic.BaseModel)
 
@@ -57,9 +56,7 @@ def judges_from_params(params: dict, *, ledger: Ledger | None = None) -> list[Ju
     for i, entry in enumerate(entries):
         entry = dict(entry or {})
         name = entry.pop("name", None)
-        llm_block = {**(params.get("llm") or {}), **entry}
-        config = LLMConfig.from_params({"llm": llm_block})
-        client = connect(config=config, ledger=ledger)
+        client = connect_override(params, entry, ledger=ledger)
         judges.append(Judge(name or f"judge{i + 1}:{client.model}", client))
     return judges
 

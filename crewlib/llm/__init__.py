@@ -31,7 +31,7 @@ __all__ = [
     "CacheMissError", "CallRecord", "Caller", "ChatRequest", "ChatResult", "EmbeddedConfig", "EndpointError",
     "FaultInjector", "LLMClient", "LLMConfig", "LLMError", "Ledger", "ModelNotAvailableError",
     "OutputValidationError", "ResponseCache", "RetryExhaustedError", "ServerStartError", "connect",
-    "embedded_server",
+    "connect_override", "embedded_server",
 ]
 
 _servers: dict = {}
@@ -65,3 +65,13 @@ def connect(params: dict | None = None, *, ledger: Ledger | None = None, cache: 
         return LLMClient(config, base_url=lambda: embedded_server(config.embedded).base_url, model=model.alias,
                          api_key="not-needed", ledger=ledger, cache=cache, faults=faults)
     return LLMClient(config, ledger=ledger, cache=cache, faults=faults)
+
+
+def connect_override(params: dict | None, override: dict | None = None, *, ledger: Ledger | None = None) -> LLMClient:
+    """A client for the params' ``llm`` block with the keys of ``override`` replaced.
+
+    ``None`` or ``{}`` is the run's own LLM. Used where params name a second model: the judges
+    (``eval.judges``), MA-RWG's generator and verifier.
+    """
+    block = {**((params or {}).get("llm") or {}), **dict(override or {})}
+    return connect(config=LLMConfig.from_params({"llm": block}), ledger=ledger)
