@@ -160,3 +160,215 @@ Sentences:
 {sentences}
 
 Give one function per sentence, in order, as a list with exactly {n} items."""
+
+# ---------------------------------------------------------------------------------------------
+# Single-prompt baselines and SRW (crewlib.baselines.single, crewlib.baselines.srw)
+WRITER_SYSTEM = (
+    "You write the related-work section of a scientific paper. Cite only with the reference keys you are "
+    "given, such as [R3] or [R1, R4]; never invent references or facts."
+)
+
+WRITE_SECTION = """Target paper: {title}
+{abstract}
+
+{material}
+
+Write the related-work section of the target paper in 2 to 4 paragraphs. Group the works by theme, relate them \
+to the target paper, and cite every claim about a work with its key, e.g. [R2] or [R1, R4]. Use only the keys \
+above. Answer with the section text only."""
+
+SRW_READ = """Target paper: {title}
+{abstract}
+
+Working memory (what you noted so far, as JSON):
+{memory}
+
+Now read reference [{key}] {ref_title}:
+{ref_abstract}
+
+Update the working memory: add what [{key}] contributes to the target's related work (1 or 2 short notes), \
+and keep the earlier notes that still matter (you may shorten or merge them). Each note names its key."""
+
+ORCHESTRATOR = """You coordinate {n_agents} agents writing the related-work section of the target paper \
+"{title}" together in a shared workspace. Round {round} of {rounds}.
+
+Actions: retrieve (read a new reference), disseminate (share own notes with the team), compose (write or \
+revise a draft paragraph), critique (review the draft and give feedback).
+
+State:
+- references: {n_refs} in the pool, {n_read} read by the team
+- shared notes: {n_global}; open feedback: {n_feedback}; draft paragraphs: {n_segments} ({draft_words} words)
+{agents}
+
+Assign one allowed action to every agent, so that the team reads, shares, drafts and reviews in a sensible \
+order."""
+
+# ---------------------------------------------------------------------------------------------
+# Naive Orchestrator (crewlib.baselines.naive_orchestrator): HuggingGPT-style, no shared workspace.
+# The coordinator plans and writes; each agent sees only its instruction and its own references.
+NAIVE_COORDINATOR_SYSTEM = (
+    "You coordinate a team of agents that help you write the related-work section of a scientific paper. "
+    "References are identified by keys such as [R3]. Use only the keys you are given and never invent facts "
+    "or references."
+)
+
+NAIVE_AGENT_SYSTEM = (
+    "You help write the related-work section of a scientific paper. Cite only with the reference keys you are "
+    "given, such as [R3]; never invent references or facts."
+)
+
+NAIVE_DECOMPOSE = """Target paper: {title}
+{abstract}
+
+References (key: title):
+{references}
+
+You coordinate {n_agents} agents, numbered 0 to {last_agent}. An agent sees only the subtasks and references \
+you give it, never the other agents' work. Split the related-work writing into subtasks: each has one agent, a \
+one-sentence instruction (e.g. summarise what these works contribute on one theme of the target paper) and the \
+keys of the references it needs, such as "R1". Cover every reference at least once."""
+
+NAIVE_AGENT = """Target paper: {title}
+
+Your subtask(s) from the coordinator:
+{instructions}
+
+Your references:
+{references}
+
+Answer with one short paragraph (2 to 4 sentences) that does the subtask(s). Cite every claim about a work \
+with its key, e.g. [R2]; use only the keys above."""
+
+NAIVE_FALLBACK_INSTRUCTION = "Summarise what these references contribute to the target paper's related work."
+
+NAIVE_FOLLOW_UP = """Target paper: {title}
+
+References (key: title):
+{references}
+
+Replies of your agents so far (agent, references: reply):
+{replies}
+
+Check {step} of {max_steps}. If the replies cover the references well enough to write the related-work \
+section, answer done = true. Otherwise answer done = false with follow-up subtasks for what is missing or \
+unclear: each has one agent (0 to {last_agent}), a one-sentence instruction and the reference keys it needs."""
+
+NAIVE_WRITE = """Target paper: {title}
+{abstract}
+
+Your agents' replies (each cites references by key):
+{replies}
+
+Write the related-work section of the target paper in 2 to 4 paragraphs from these replies. Group the works by \
+theme, relate them to the target paper, and cite every claim with the keys used in the replies, e.g. [R2] or \
+[R1, R4]. Answer with the section text only."""
+
+# ---------------------------------------------------------------------------------------------
+# MA-RWG (crewlib.baselines.marwg): contextual summaries with pseudo-labels, outline over the taxonomy,
+# draft -> feedback -> revision, and fact-checking by a verifier. Every answer is one JSON object.
+MARWG_SYSTEM = (
+    "You are part of a pipeline that writes the related-work section of a scientific paper. References are "
+    "identified by keys such as [R3]. Use only the keys you are given, never invent facts or references, and "
+    "always answer with a single JSON object."
+)
+
+MARWG_VERIFIER_SYSTEM = (
+    "You check the citations of a related-work section against the abstracts of the cited papers. Judge only "
+    "from the abstracts you are given, and always answer with a single JSON object."
+)
+
+MARWG_SUMMARY = """Target paper: {title}
+{abstract}
+
+Candidate reference [{key}] {ref_title}:
+{ref_abstract}
+
+Summarise [{key}] in 1 or 2 sentences in the context of the target paper: what it does and why it matters \
+for the target. Then label [{key}] on four dimensions, each label at most 4 words: its task (the problem it \
+addresses), methodology (its approach), dataset (the data it uses, or "none") and evaluation (how it is \
+evaluated, or "none")."""
+
+MARWG_OUTLINE = """Target paper: {title}
+{abstract}
+
+Taxonomy of the candidate papers (each node lists the keys of its papers):
+{taxonomy}
+
+Candidate papers (key, title, summary in the context of the target):
+{papers}
+
+Plan the related-work section as {min_topics} to {max_topics} topics, one paragraph each. Give every topic a \
+title of at most {max_words} words and the keys of the candidate papers it covers (at least one each). Cover \
+every candidate key, and use only the keys above."""
+
+MARWG_DRAFT = """Target paper: {title}
+{abstract}
+
+Outline of the related-work section:
+{outline}
+
+Write paragraph {index} of {n}, on the topic "{topic}". Papers of this topic (key, title, summary):
+{papers}
+
+Write one coherent paragraph of about {words} words that discusses these papers, relates them to the target \
+paper, and cites every claim about a paper with its key, e.g. [R2] or [R1, R4]. Use only the keys listed \
+above, and do not repeat the topic title."""
+
+MARWG_FEEDBACK = """Target paper: {title}
+{abstract}
+
+Candidate papers:
+{papers}
+
+Draft related-work section, one paragraph per topic:
+{draft}
+
+Review the draft on four dimensions, one or two sentences each, saying concretely what to change: coverage \
+(candidate papers or aspects that are missing), coherence (order, transitions, repetition), relevance (how \
+clearly the works are related to the target paper) and citation_accuracy (claims that do not match the cited \
+paper, or claims without a citation)."""
+
+MARWG_REVISE = """Target paper: {title}
+
+Paragraph {index} of {n} of the related-work section, on the topic "{topic}":
+{paragraph}
+
+Papers of this topic (key, title, summary):
+{papers}
+
+Reviewer feedback on the whole section:
+{feedback}
+
+Revise the paragraph, following the feedback where it concerns this topic. Keep it one paragraph on this \
+topic, of about {words} words, citing every claim about a paper with its key. Use only the keys listed above."""
+
+MARWG_VERIFY = """Cited paper(s):
+{cited}
+
+Sentence of a related-work section:
+{sentence}
+
+Does the sentence describe the cited paper(s) correctly, judging only from the abstracts above? Label it \
+with exactly one of:
+- none: the sentence is supported by the cited abstract(s)
+- Direct Contradiction: the sentence contradicts a cited abstract
+- Unsubstantiated: the sentence claims something the cited abstracts do not support
+- Misrepresentation: the sentence distorts or overstates what a cited paper does
+- Incorrect Attribution: the claim belongs to a paper other than the one cited
+- Other: another citation error
+Explain the label in one sentence."""
+
+MARWG_CORRECT = """Target paper: {title}
+
+A sentence of its related-work section has a citation error ({label}): {explanation}
+Sentence:
+{sentence}
+
+Cited paper(s):
+{cited}
+
+Papers you may cite (key, title, summary):
+{papers}
+
+Rewrite the sentence so that it is accurate and supported by the papers it cites. Keep it one sentence, cite \
+with the keys above, e.g. [R2], and keep at least one citation."""

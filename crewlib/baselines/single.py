@@ -1,0 +1,114 @@
+"""Single-LLM baselines: long context (every reference in one prompt) and RAG (top-k chunks)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from crewlib import prompts
+from crewlib.baselines.base import Generation, System, approx_tokens, reference_block
+from crewlib.data.records import RWGExample
+from crewlib.env.task import Task
+
+
+class _OnePrompt(System):
+    """Write the section in one call from ``material`` (a block of keyed reference text)."""
+
+    def write(self, task: Task, material: str) -> str:
+        prompt = prompts.WRITE_SECTION.format(title=task.title, abstract=task.abstract, material=material)
+        messages = [{"role": "system", "content": prompts.WRITER_SYSTEM}, {"role": "user", "content": prompt}]
+        max_tokens = (self.params.get("baselines") or {}).get("max_tokens", 512)
+        return self.client.chat(messages, caller=self.caller("writer"), max_tokens=max_tokens,
+                                prompt_version=prompts.PROMPT_VERSION).content.strip()
+
+    @property
+    def max_tokens(self) -> int:
+        return int((self.params.get("baselines") or {}).get("max_tokens", 512))
+
+
+class LongContext(_OnePrompt):
+    """Target + every reference in one prompt, cut to the model's context (the cut is recorded)."""
+
+    name = "long_context"
+
+    @property
+    def context_tokens(self) -> int:
+        configured = self.settings.get("context_tokens")
+        if configured:
+            return int(configured)
+        llm = self.params.get("llm") or {}
+        if llm.get("provider", "embedded") == "embedded":
+            return int((llm.get("embedded") or {}).get("n_ctx_per_slot", 4096))
+        return 32768  # an OpenAI-compatible endpoint: set baselines.long_context.context_tokens for yours
+
+    def material(self, task: Task) -> tuple[str, dict]:
+        """The reference block that fits, and what was cut. Budgets use :func:`approx_tokens` with a 10% margin."""
+        frame = prompts.WRITER_SYSTEM + prompts.WRITE_SECTION.format(title=task.title, abstract=task.abstract,
+                                                                     material="")
+        budget = int(0.9 * (self.context_tokens - self.max_tokens - approx_tokens(frame)))
+        lines, used, truncated = [], 0, None
+        for key in task.keys:
+            line = reference_block(task, keys=[key], abstract_chars=10**6)
+            cost = approx_tokens(line) + 1
+            if used + cost <= budget:
+                lines.append(line)
+                used += cost
+                continue
+            room_chars = 4 * (budget - used) - 1
+            if room_chars >= 200:  # a useful part of the next reference still fits
+                lines.append(line[:room_chars] + " ...")
+                truncated = key
+            break
+        if not lines:
+            raise ValueError(f"target {task.target_id}: the context ({self.context_tokens} tokens) leaves no room "
+                             "for any reference; raise baselines.long_context.context_tokens")
+        included = len(lines)
+        notes = {"context_tokens": self.context_tokens, "budget_tokens": budget, "references": len(task.keys),
+                 "references_included": included, "references_dropped": len(task.keys) - included,
+                 "truncated_reference": truncated, "truncated": truncated is not None or included < len(task.keys)}
+        return "References:\n" + "\n".join(lines), notes
+
+    def _generate(self, example: RWGExample) -> Generation:
+        task = self.task(example)
+        material, notes = self.material(task)
+        return Generation(self.name, example.target_id, self.write(task, material), dict(task.key_to_id), notes=notes)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    key: str
+    text: str
+    score: float  # cosine with the target (MiniLM)
+
+
+class RAG(_OnePrompt):
+    """Chunk the references, embed with MiniLM, keep the top-k chunks most similar to the target."""
+
+    name = "rag"
+
+    def chunks(self, task: Task) -> list[tuple[str, str]]:
+        size = int(self.settings.get("chunk_words", 80))
+        out = []
+        for key, ref in zip(task.keys, task.references, strict=True):
+            words = ref.abstract.split() or ["(no abstract)"]
+            for start in range(0, len(words), size):
+                out.append((key, f"{ref.title}: {' '.join(words[start:start + size])}"))
+        return out
+
+    def retrieve(self, task: Task) -> list[Chunk]:
+        """The ``top_k`` chunks by cosine with the target's title and abstract, best first."""
+        from crewlib.relevance import embed
+
+        chunks = self.chunks(task)
+        vectors = embed([task.target_text] + [text for _, text in chunks])
+        scores = vectors[1:] @ vectors[0]
+        order = np.argsort(-scores, kind="stable")[: int(self.settings.get("top_k", 6))]
+        return [Chunk(chunks[i][0], chunks[i][1], float(scores[i])) for i in order]
+
+    def _generate(self, example: RWGExample) -> Generation:
+        task = self.task(example)
+        retrieved = self.retrieve(task)
+        material = "Retrieved passages of the references:\n" + "\n".join(f"[{c.key}] {c.text}" for c in retrieved)
+        notes = {"chunks": len(self.chunks(task)), "retrieved": [(c.key, round(c.score, 4)) for c in retrieved]}
+        return Generation(self.name, example.target_id, self.write(task, material), dict(task.key_to_id), notes=notes)

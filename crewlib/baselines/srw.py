@@ -1,0 +1,109 @@
+"""SRW — Select, Read, and Write (Liu et al. 2025), as DESIGN.md §3 describes it.
+
+Select: the next reference follows the citation graph — an unread paper connected (cites or is
+cited by, inside the pool) to one already read, most relevant first; the most relevant unread
+paper when none is connected. Read: an LLM updates a JSON working memory with the paper; the
+memory is capped near ``memory_tokens`` (oldest notes dropped, counted). Write: one call from
+the memory. ``rounds`` select–read rounds (the paper: 15).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pydantic
+
+from crewlib import prompts
+from crewlib.baselines.base import Generation, approx_tokens
+from crewlib.baselines.single import _OnePrompt
+from crewlib.data.records import RWGExample
+from crewlib.env.task import Task
+from crewlib.env.text import sentences
+from crewlib.llm import LLMError
+
+
+class MemoryNote(pydantic.BaseModel):
+    key: str
+    note: str
+
+
+class WorkingMemory(pydantic.BaseModel):
+    notes: list[MemoryNote]
+
+
+def neighbours_in_pool(task: Task) -> dict[str, set[str]]:
+    """Undirected citation links between pool papers, by key."""
+    pool = {r.id for r in task.references}
+    out: dict[str, set[str]] = {k: set() for k in task.keys}
+    for ref in task.references:
+        for cited in ref.citations:
+            if cited in pool and cited != ref.id:
+                out[task.id_to_key[ref.id]].add(task.id_to_key[cited])
+                out[task.id_to_key[cited]].add(task.id_to_key[ref.id])
+    return out
+
+
+def reading_order(task: Task, rounds: int) -> list[str]:
+    """Keys in SRW's graph-constrained order, at most ``rounds`` of them."""
+    neighbours = neighbours_in_pool(task)
+    read: list[str] = []
+    while len(read) < min(rounds, len(task.keys)):
+        unread = [k for k in task.keys if k not in read]  # relevance order
+        connected = [k for k in unread if neighbours[k] & set(read)]
+        read.append((connected or unread)[0])
+    return read
+
+
+class SRW(_OnePrompt):
+    name = "srw"
+
+    @property
+    def memory_tokens(self) -> int:
+        return int(self.settings.get("memory_tokens", 4096))
+
+    def cap(self, memory: WorkingMemory) -> tuple[WorkingMemory, int]:
+        """Drop the oldest notes until the memory's JSON fits ``memory_tokens``; returns the number dropped."""
+        notes = list(memory.notes)
+        dropped = 0
+        while notes and approx_tokens(WorkingMemory(notes=notes).model_dump_json()) > self.memory_tokens:
+            notes.pop(0)
+            dropped += 1
+        return WorkingMemory(notes=notes), dropped
+
+    def read(self, task: Task, memory: WorkingMemory, key: str) -> WorkingMemory:
+        ref = dict(zip(task.keys, task.references, strict=True))[key]
+        prompt = prompts.SRW_READ.format(title=task.title, abstract=task.abstract, key=key, ref_title=ref.title,
+                                         ref_abstract=ref.abstract[:1200],
+                                         memory=json.dumps(memory.model_dump(), ensure_ascii=False))
+        messages = [{"role": "system", "content": prompts.WRITER_SYSTEM}, {"role": "user", "content": prompt}]
+        result = self.client.chat_json(messages, WorkingMemory, caller=self.caller("reader"),
+                                       max_tokens=int(self.settings.get("read_max_tokens", 400)),
+                                       prompt_version=prompts.PROMPT_VERSION)
+        return result.parsed
+
+    def _generate(self, example: RWGExample) -> Generation:
+        task = self.task(example)
+        order = reading_order(task, int(self.settings.get("rounds", 15)))
+        memory = WorkingMemory(notes=[])
+        generation = Generation(self.name, example.target_id, "", dict(task.key_to_id))
+        sizes = []
+        for key in order:
+            try:
+                memory = self.read(task, memory, key)
+            except LLMError as exc:
+                # Counted fallback: keep the memory and note the paper's first abstract sentence.
+                generation.fallbacks[f"reader: {type(exc).__name__}"] += 1
+                ref = dict(zip(task.keys, task.references, strict=True))[key]
+                first = (sentences(ref.abstract) or [ref.title])[0]
+                memory = WorkingMemory(notes=[*memory.notes, MemoryNote(key=key, note=first)])
+            memory, dropped = self.cap(memory)
+            if dropped:
+                generation.fallbacks["memory notes dropped at the cap"] += dropped
+            sizes.append(approx_tokens(memory.model_dump_json()))
+        titles = dict(zip(task.keys, (r.title for r in task.references), strict=True))
+        read_list = "\n".join(f"[{k}] {titles[k]}" for k in order)
+        notes = "\n".join(f"- [{n.key}] {n.note}" for n in memory.notes)
+        generation.text = self.write(task, f"References read:\n{read_list}\n\nWorking memory:\n{notes}")
+        generation.notes = {"reading_order": order, "memory_tokens": sizes, "memory_cap": self.memory_tokens,
+                            "memory_notes": len(memory.notes)}
+        return generation
