@@ -70,7 +70,7 @@ list if the draft is fine. Give your confidence (0 to 1)."""
 # ---------------------------------------------------------------------------------------------
 # Evaluation (crewlib.eval). Versioned apart from the agents' prompts so that changing a rubric
 # re-asks the judges without invalidating recorded agent answers.
-EVAL_PROMPT_VERSION = "2026-12-02.e1"
+EVAL_PROMPT_VERSION = "2026-12-02.e2"
 
 JUDGE_SYSTEM = (
     "You are an expert reviewer of scientific writing. You grade a related-work section against a written "
@@ -138,16 +138,22 @@ differences to the target are made clear.
 1: no comparison or evaluation of prior work at all.""",
 }
 
-NLI = """Premise (the cited paper):
+NLI_SYSTEM = (
+    "You check scientific citations: whether a cited paper's abstract supports what a sentence says about it. "
+    "Answer with a single JSON object."
+)
+
+NLI = """Cited paper (title and abstract):
 {premise}
 
-Hypothesis (a sentence citing it): {hypothesis}
+Sentence citing it: {hypothesis}
 
-Does the premise support the hypothesis's claim about the cited paper? Answer "entailment" if it is supported, \
-"neutral" if the premise neither supports nor contradicts it, "contradiction" if the premise contradicts it."""
+Is the sentence's claim about the cited paper supported by the abstract? First give a one-sentence reason, then \
+the label: "entailment" if the abstract states or clearly implies the claim (a paraphrase or a copy counts), \
+"contradiction" if the abstract says the opposite, "neutral" if the abstract does not say."""
 
-CITATION_FUNCTION = """Classify the function of each numbered sentence of a related-work section with respect to \
-the works it cites. Functions:
+CITATION_FUNCTION = """What is the function of this sentence from a related-work section, with respect to the \
+works it cites?
 - motivation: the cited work motivates the problem the paper addresses
 - background: general background or context
 - uses: the paper uses a method, dataset or tool of the cited work
@@ -156,10 +162,9 @@ the works it cites. Functions:
 - differences: the cited work differs from or is contrasted with the paper
 - future_work: the cited work points to open problems or future directions
 
-Sentences:
-{sentences}
+Sentence: {sentence}
 
-Give one function per sentence, in order, as a list with exactly {n} items."""
+Answer with the one function that fits best."""
 
 # ---------------------------------------------------------------------------------------------
 # Single-prompt baselines and SRW (crewlib.baselines.single, crewlib.baselines.srw)

@@ -112,17 +112,24 @@ def test_overall_is_not_reported_from_an_incomplete_set_of_dimensions(make_clien
 
 def test_claim_support_and_frame_alignment_from_llm_labels(make_client):
     with ScriptedOpenAIServer() as server:
-        server.script.extend([Step(content='{"label": "entailment"}'), Step(content='{"label": "neutral"}')])
-        # Frame alignment: gold has 3 citing sentences, the output 2.
-        server.script.extend([Step(content='{"functions": ["background", "background", "uses"]}'),
-                              Step(content='{"functions": ["background", "uses"]}')])
+        server.script.extend([Step(content='{"reason": "stated", "label": "entailment"}'),
+                              Step(content='{"reason": "not said", "label": "neutral"}')])
+        # Frame alignment, one call per sentence: gold has 3 citing sentences, the output 2, whose first is
+        # word for word gold's first — answered from the cache, so only 4 calls.
+        functions = ["background", "background", "uses", "uses"]
+        server.script.extend([Step(content=json.dumps({"function": f})) for f in functions])
         evaluator = Evaluator({}, judges=[Judge("only", make_client(server))], settings=EvalSettings(workers=1))
         scores = evaluator.score([{"system": "s", "example": "t1", "text": GOOD}], [EXAMPLE],
                                  metrics=["claim_support", "frame_alignment"], progress=False)
     values = _values(scores, "s")
     assert values["claim_support"] == 0.75 and values["clap"] == 0.5 and values["citp"] == 0.5
-    assert values["nli_pairs"] == 2
-    assert 0.0 < values["frame_alignment"] < 1.0
+    assert values["nli_pairs"] == 2 and len(server.requests) == 2 + 4
+    # Gold (2/3 background, 1/3 uses) vs output (½, ½): 1 − JSD, computed by hand.
+    import math
+
+    m = (7 / 12, 5 / 12)
+    kl = lambda p: sum(pi * math.log2(pi / mi) for pi, mi in zip(p, m, strict=True))
+    assert values["frame_alignment"] == pytest.approx(1 - 0.5 * (kl((0.5, 0.5)) + kl((2 / 3, 1 / 3))))
 
 
 @pytest.mark.llm

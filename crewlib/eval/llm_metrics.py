@@ -32,11 +32,12 @@ class JudgeAnswer(pydantic.BaseModel):
 
 
 class NLIAnswer(pydantic.BaseModel):
+    reason: str  # first: a small model labels better after a one-sentence reason
     label: Literal["entailment", "neutral", "contradiction"]
 
 
-class FunctionsAnswer(pydantic.BaseModel):
-    functions: list[Literal[CITATION_FUNCTIONS]]  # type: ignore[valid-type]
+class FunctionAnswer(pydantic.BaseModel):
+    function: Literal[CITATION_FUNCTIONS]  # type: ignore[valid-type]
 
 
 @dataclass(frozen=True)
@@ -103,15 +104,10 @@ def judge_messages(dimension: str, *, title: str, abstract: str, references: str
 
 
 def nli_messages(premise: str, hypothesis: str) -> list[dict]:
-    return [{"role": "system", "content": prompts.JUDGE_SYSTEM},
+    return [{"role": "system", "content": prompts.NLI_SYSTEM},
             {"role": "user", "content": prompts.NLI.format(premise=premise, hypothesis=hypothesis)}]
 
 
-def function_messages(sentences: Sequence[str]) -> list[dict]:
-    numbered = "\n".join(f"{i}. {s}" for i, s in enumerate(sentences, 1))
-    prompt = prompts.CITATION_FUNCTION.format(sentences=numbered, n=len(sentences))
-    return [{"role": "system", "content": prompts.JUDGE_SYSTEM}, {"role": "user", "content": prompt}]
-
-
-def functions_check(n: int) -> Callable[[FunctionsAnswer], str]:
-    return lambda answer: "" if len(answer.functions) == n else f"{len(answer.functions)} functions for {n} sentences"
+def function_messages(sentence: str) -> list[dict]:
+    return [{"role": "system", "content": prompts.JUDGE_SYSTEM},
+            {"role": "user", "content": prompts.CITATION_FUNCTION.format(sentence=sentence)}]

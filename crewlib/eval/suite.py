@@ -29,13 +29,12 @@ from crewlib.eval.llm_metrics import (
     CREW_DIMENSIONS,
     NLI_VALUE,
     TQ_DIMENSIONS,
-    FunctionsAnswer,
+    FunctionAnswer,
     Judge,
     JudgeAnswer,
     NLIAnswer,
     ask,
     function_messages,
-    functions_check,
     judge_messages,
     judges_from_params,
     nli_messages,
@@ -103,7 +102,7 @@ class Evaluator:
         self.ledger = ledger or Ledger()
         self._judges = list(judges) if judges is not None else None
         self._vectors: dict[str, np.ndarray] = {}
-        self._gold_functions: dict[str, list[str] | None] = {}
+        self._gold_functions: dict[str, list[str]] = {}
         self.groups: dict[str, Callable[[Item], dict[str, float]]] = {
             "citation": self._citation, "rouge": self._rouge, "soft_recall": self._soft_recall,
             "topical_relevance": self._topical_relevance, "pss": self._pss, "sn": self._sn, "cost": self._cost,
@@ -325,7 +324,7 @@ class Evaluator:
         def run(pair):
             _, sentence, rid = pair
             return ask(client, nli_messages(refs[rid].text, strip_markers(sentence)), NLIAnswer,
-                       caller=Caller("judge", "nli"), retries=self.settings.judge_retries, max_tokens=40)
+                       caller=Caller("judge", "nli"), retries=self.settings.judge_retries, max_tokens=90)
 
         per_sentence: dict[int, list[str]] = {}
         labels: list[str] = []
@@ -342,16 +341,24 @@ class Evaluator:
                 "clap": marwg.claim_precision(list(per_sentence.values())),
                 "citp": marwg.citation_precision_nli(labels), "nli_pairs": float(len(labels))}
 
-    def _functions(self, sentences_: Sequence[str], who: tuple[str, str]) -> list[str] | None:
+    def _functions(self, sentences_: Sequence[str], who: tuple[str, str]) -> list[str]:
+        """The citation function of each sentence (one call each); a missing label is counted, not guessed."""
         sentences_ = list(sentences_)[: self.settings.max_function_sentences]
-        asked = ask(self._labeller(), function_messages([strip_markers(s) for s in sentences_]), FunctionsAnswer,
-                    caller=Caller("judge", "citation_function"), retries=self.settings.judge_retries,
-                    check=functions_check(len(sentences_)), max_tokens=20 + 12 * len(sentences_))
-        if isinstance(asked.parsed, FunctionsAnswer):
-            return list(asked.parsed.functions)
-        self.missing.append({"system": who[0], "example": who[1], "judge": "functions", "dimension": "",
-                             "metric": "frame_alignment", "reason": asked.reason})
-        return None
+        client = self._labeller()
+
+        def run(sentence: str):
+            return ask(client, function_messages(strip_markers(sentence)), FunctionAnswer,
+                       caller=Caller("judge", "citation_function"), retries=self.settings.judge_retries,
+                       max_tokens=30)
+
+        labels = []
+        for i, asked in enumerate(parallel(run, sentences_, self.settings.workers)):
+            if asked.parsed is None:
+                self.missing.append({"system": who[0], "example": who[1], "judge": "functions", "dimension": str(i),
+                                     "metric": "frame_alignment", "reason": asked.reason})
+            else:
+                labels.append(asked.parsed.function)
+        return labels
 
     def _frame_alignment(self, item: Item) -> dict[str, float]:
         ex = item.example
@@ -366,7 +373,7 @@ class Evaluator:
                                                                   ("gold", ex.example_id))
         gold_labels = self._gold_functions[ex.example_id]
         labels = self._functions(mine, (item.system, ex.example_id))
-        if gold_labels is None or labels is None:
+        if not gold_labels or not labels:
             raise Unavailable("citation functions could not be labelled (see attrs['missing'])")
         return {"frame_alignment": rwgbench.frame_alignment(labels, gold_labels)}
 
