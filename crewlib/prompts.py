@@ -205,8 +205,8 @@ State:
 - shared notes: {n_global}; open feedback: {n_feedback}; draft paragraphs: {n_segments} ({draft_words} words)
 {agents}
 
-Assign one allowed action to every agent, so that the team reads, shares, drafts and reviews in a sensible \
-order."""
+Assign one allowed action to every agent. A good episode reads first, shares what was read, drafts from the \
+shared notes, then critiques and revises; the draft must exist before the last round."""
 
 # ---------------------------------------------------------------------------------------------
 # Naive Orchestrator (crewlib.baselines.naive_orchestrator): HuggingGPT-style, no shared workspace.
