@@ -65,7 +65,8 @@ def main() -> None:
     recall = scores[scores.metric == "citation_recall"].groupby("system")["value"].mean()
     frame["tokens"] = frame.get("prompt_tokens", 0) + frame.get("completion_tokens", 0)
     table = frame.groupby("system", sort=False).agg(
-        generated=("text", lambda t: int(t.notna().sum())), wall_s=("wall_s", "mean"), calls=("calls", "mean"),
+        drafts=("text", lambda t: int(t.fillna("").str.strip().astype(bool).sum())),  # non-empty texts
+        wall_s=("wall_s", "mean"), calls=("calls", "mean"),
         prompt_tokens=("prompt_tokens", "mean"), completion_tokens=("completion_tokens", "mean"),
         fallbacks=("fallbacks", "mean"))
     table["citation_verification"] = verification
