@@ -22,7 +22,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from crewlib.baselines import SYSTEMS  # noqa: E402
 from crewlib.baselines.runner import run_systems  # noqa: E402
 from crewlib.config import load_params, resolve_path  # noqa: E402
-from crewlib.data import load_task_data, split_examples  # noqa: E402
+from crewlib.data import evaluation_targets  # noqa: E402
 from crewlib.eval import EvalExample, Evaluator  # noqa: E402
 from crewlib.llm import connect  # noqa: E402
 
@@ -47,9 +47,7 @@ def main() -> None:
     parser.add_argument("--set", nargs="*", default=[])
     args = parser.parse_args()
     params = load_params(args.params, overrides(args.set))
-    examples, _ = load_task_data(params, "oarelatedwork")
-    s = params["split"]
-    _, targets, _ = split_examples(examples, s["train_fraction"], s["eval_fraction"], s["seed"])
+    targets = evaluation_targets(params)
     targets = targets[: args.targets]
     names = args.systems.split(",")
     out = resolve_path("outputs/baselines_table")

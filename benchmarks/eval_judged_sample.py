@@ -18,7 +18,7 @@ import pandas as pd
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from crewlib.config import load_params, resolve_path  # noqa: E402
-from crewlib.data import load_task_data, split_examples  # noqa: E402
+from crewlib.data import evaluation_targets  # noqa: E402
 from crewlib.env import CrewEnv, EnvConfig  # noqa: E402
 from crewlib.env.executors import SurrogateExecutor  # noqa: E402
 from crewlib.env.policies import FIXED_SCHEDULE, FixedSchedule, run_episode  # noqa: E402
@@ -31,9 +31,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=2)
     args = parser.parse_args()
     params = load_params(args.params)
-    examples, _ = load_task_data(params, "oarelatedwork")
-    s = params["split"]
-    _, targets, _ = split_examples(examples, s["train_fraction"], s["eval_fraction"], s["seed"])
+    targets = evaluation_targets(params)
     targets = targets[: args.limit]
     env = CrewEnv(targets, SurrogateExecutor(), EnvConfig.from_params(params))
     outputs = []

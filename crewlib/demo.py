@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from crewlib.config import load_params, resolve_path
-from crewlib.data import DatasetUnavailableError, RWGExample, load_task_data, split_examples
+from crewlib.data import DatasetUnavailableError, RWGExample, evaluation_targets
 from crewlib.env import CrewEnv, EnvConfig
 from crewlib.env.llm_executor import LLMExecutor
 from crewlib.env.policies import FIXED_SCHEDULE, FixedSchedule, run_episode
@@ -40,12 +40,7 @@ class DemoResult:
 
 def demo_target(params: dict, target_index: int) -> RWGExample:
     """The ``target_index``-th evaluation target of the configured data (the sample by default)."""
-    examples, report = load_task_data(params, "oarelatedwork")
-    if not examples:
-        raise DatasetUnavailableError(f"no related-work examples to run on ({report})")
-    s = params["split"]
-    _, evaluation, _ = split_examples(examples, s["train_fraction"], s["eval_fraction"], s["seed"])
-    pool = evaluation or examples
+    pool = evaluation_targets(params)
     return pool[target_index % len(pool)]
 
 

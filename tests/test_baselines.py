@@ -19,7 +19,6 @@ from crewlib.env import CrewEnv, EnvConfig
 from crewlib.env.executors import SurrogateExecutor
 from crewlib.env.policies import run_episode
 from crewlib.env.task import Task
-from crewlib.env.workspace import Action
 
 PARAMS = load_params("quick")
 WORDS = ["graph", "neural", "network", "message", "passing", "molecule", "attention", "transformer", "benchmark",
@@ -208,4 +207,3 @@ def test_every_system_generates_on_a_sample_example_with_the_embedded_model():
             assert row.calls > 0, name
     assert frame.loc["extractive", "calls"] == 0
     assert all(c.retries == 0 for c in client.ledger.records if c.error is None)
-    assert Action.RETRIEVE == 0

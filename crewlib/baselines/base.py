@@ -106,10 +106,9 @@ class System:
 
 def reference_block(task: Task, *, abstract_chars: int = 600, keys: list[str] | None = None) -> str:
     """``[R1] Title: abstract`` lines for the references (all, or the ``keys`` given, in that order)."""
-    by_key = dict(zip(task.keys, task.references, strict=True))
     lines = []
     for key in keys or task.keys:
-        ref = by_key[key]
+        ref = task.reference_by_key[key]
         abstract = ref.abstract if len(ref.abstract) <= abstract_chars else ref.abstract[:abstract_chars] + " ..."
         lines.append(f"[{key}] {ref.title}: {abstract}")
     return "\n".join(lines)

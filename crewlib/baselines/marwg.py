@@ -544,7 +544,7 @@ class MARWG(System):
 
     # ---------------------------------------------------------------- stage 2
     def summarize(self, task: Task, keys: list[str], fallbacks: Counter) -> dict[str, PaperCard]:
-        by_key = dict(zip(task.keys, task.references, strict=True))
+        by_key = task.reference_by_key
         messages = [self._messages(prompts.MARWG_SUMMARY.format(
             title=task.title, abstract=_cut(task.abstract, self.config.target_chars), key=k, ref_title=by_key[k].title,
             ref_abstract=_cut(by_key[k].abstract, self.config.abstract_chars))) for k in keys]
@@ -591,7 +591,7 @@ class MARWG(System):
     # ---------------------------------------------------------------- stage 5
     @staticmethod
     def _papers_block(task: Task, cards: Mapping[str, PaperCard], keys: Sequence[str]) -> str:
-        by_key = dict(zip(task.keys, task.references, strict=True))
+        by_key = task.reference_by_key
         return "\n".join(f"[{k}] {by_key[k].title}: {cards[k].summary}" for k in keys)
 
     @staticmethod
@@ -639,7 +639,7 @@ class MARWG(System):
 
     # ---------------------------------------------------------------- stage 6
     def _cited_block(self, task: Task, keys: Sequence[str]) -> str:
-        by_key = dict(zip(task.keys, task.references, strict=True))
+        by_key = task.reference_by_key
         chars = self.config.evidence_chars
         return "\n".join(f"[{k}] {by_key[k].title}: {_cut(by_key[k].abstract, chars)}" for k in keys)
 

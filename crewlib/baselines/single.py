@@ -18,8 +18,7 @@ class _OnePrompt(System):
     def write(self, task: Task, material: str) -> str:
         prompt = prompts.WRITE_SECTION.format(title=task.title, abstract=task.abstract, material=material)
         messages = [{"role": "system", "content": prompts.WRITER_SYSTEM}, {"role": "user", "content": prompt}]
-        max_tokens = (self.params.get("baselines") or {}).get("max_tokens", 512)
-        return self.client.chat(messages, caller=self.caller("writer"), max_tokens=max_tokens,
+        return self.client.chat(messages, caller=self.caller("writer"), max_tokens=self.max_tokens,
                                 prompt_version=prompts.PROMPT_VERSION).content.strip()
 
     @property

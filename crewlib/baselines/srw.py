@@ -71,7 +71,7 @@ class SRW(_OnePrompt):
         return WorkingMemory(notes=notes), dropped
 
     def read(self, task: Task, memory: WorkingMemory, key: str) -> WorkingMemory:
-        ref = dict(zip(task.keys, task.references, strict=True))[key]
+        ref = task.reference_by_key[key]
         prompt = prompts.SRW_READ.format(title=task.title, abstract=task.abstract, key=key, ref_title=ref.title,
                                          ref_abstract=ref.abstract[:1200],
                                          memory=json.dumps(memory.model_dump(), ensure_ascii=False))
@@ -93,7 +93,7 @@ class SRW(_OnePrompt):
             except LLMError as exc:
                 # Counted fallback: keep the memory and note the paper's first abstract sentence.
                 generation.fallbacks[f"reader: {type(exc).__name__}"] += 1
-                ref = dict(zip(task.keys, task.references, strict=True))[key]
+                ref = task.reference_by_key[key]
                 first = (sentences(ref.abstract) or [ref.title])[0]
                 memory = WorkingMemory(notes=[*memory.notes, MemoryNote(key=key, note=first)])
             memory, dropped = self.cap(memory)

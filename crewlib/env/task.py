@@ -29,6 +29,10 @@ class Task:
         return dict(zip(self.keys, (r.id for r in self.references), strict=True))
 
     @cached_property
+    def reference_by_key(self) -> dict[str, Reference]:
+        return dict(zip(self.keys, self.references, strict=True))
+
+    @cached_property
     def id_to_key(self) -> dict[str, str]:
         return {v: k for k, v in self.key_to_id.items()}
 

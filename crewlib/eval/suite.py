@@ -288,24 +288,24 @@ class Evaluator:
             self.judgements.append({**base, "score": asked.parsed.score, "rationale": asked.parsed.rationale})
         return {d: float(np.mean(v)) for d, v in scores.items() if v}
 
-    def _judge(self, item: Item) -> dict[str, float]:
-        means = self._judge_dimensions(item, CREW_DIMENSIONS, "judge")
-        out = {f"judge_{d}": v for d, v in means.items()}
-        if len(means) == len(CREW_DIMENSIONS):  # Overall only from a complete set of dimensions
-            out["judge_overall"] = float(np.mean(list(means.values())))
-            out["judge_score_01"] = rwgbench.judge_score_01(out["judge_overall"])
-        if not out:
+    def _rubric_scores(self, item: Item, dimensions: Sequence[str], prefix: str, total: str) -> dict[str, float]:
+        """``<prefix>_<dimension>`` means over the judges, and ``total`` only from a complete set of dimensions."""
+        means = self._judge_dimensions(item, dimensions, prefix)
+        if not means:
             raise Unavailable("every judgement is missing (see attrs['missing'])")
+        out = {f"{prefix}_{d}": v for d, v in means.items()}
+        if len(means) == len(dimensions):
+            out[total] = float(np.mean(list(means.values())))
+        return out
+
+    def _judge(self, item: Item) -> dict[str, float]:
+        out = self._rubric_scores(item, CREW_DIMENSIONS, "judge", "judge_overall")
+        if "judge_overall" in out:
+            out["judge_score_01"] = rwgbench.judge_score_01(out["judge_overall"])
         return out
 
     def _tq(self, item: Item) -> dict[str, float]:
-        means = self._judge_dimensions(item, TQ_DIMENSIONS, "tq")
-        out = {f"tq_{d}": v for d, v in means.items()}
-        if len(means) == len(TQ_DIMENSIONS):
-            out["tq"] = float(np.mean(list(means.values())))
-        if not out:
-            raise Unavailable("every judgement is missing (see attrs['missing'])")
-        return out
+        return self._rubric_scores(item, TQ_DIMENSIONS, "tq", "tq")
 
     def _labeller(self):
         return self.judges[0].client  # the NLI / citation-function labeller: the first judge
