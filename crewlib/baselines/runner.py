@@ -18,11 +18,18 @@ from tqdm.auto import tqdm
 from crewlib.baselines import SystemUnavailableError, make_system
 from crewlib.data.records import RWGExample
 from crewlib.llm import LLMClient, LLMError
+from crewlib.tasks import Task
 
 
 def run_systems(names: Sequence[str], examples: Sequence[RWGExample], params: Mapping, client: LLMClient | None,
-                *, out_dir: str | Path | None = None, progress: bool = True) -> pd.DataFrame:
-    """One row per system × example: the evaluation suite's ``system, example, text, key_to_id`` + cost + error."""
+                *, tasks: Mapping[str, Task] | None = None, out_dir: str | Path | None = None,
+                progress: bool = True) -> pd.DataFrame:
+    """One row per system × example: the evaluation suite's ``system, example, text, key_to_id`` + cost + error.
+
+    ``tasks``: target id → task, from the run's :func:`~crewlib.tasks.build_tasks`; an example
+    without one gets its task from :func:`~crewlib.tasks.task_for`.
+    """
+    tasks = tasks or {}
     path = Path(out_dir) / "generations.jsonl" if out_dir else None
     done: dict[tuple[str, str], dict] = {}
     if path and path.exists():
@@ -48,7 +55,7 @@ def run_systems(names: Sequence[str], examples: Sequence[RWGExample], params: Ma
                 row = {"system": name, "example": example.target_id, "text": None, "error": unavailable}
             else:
                 try:
-                    generation = system.generate(example)
+                    generation = system.generate(example, tasks.get(example.target_id))
                     row = {**generation.to_row(), "error": None, "notes": generation.notes,
                            "fallback_reasons": dict(generation.fallbacks)}
                 except (SystemUnavailableError, LLMError, ValueError) as exc:

@@ -3,7 +3,6 @@
 from crewlib.data.loaders import (
     SAMPLE_FILES,
     DatasetUnavailableError,
-    evaluation_targets,
     load_long_documents,
     load_multinews,
     load_oarelatedwork,
@@ -14,6 +13,6 @@ from crewlib.data.split import Split, split_examples
 
 __all__ = [
     "SAMPLE_FILES", "DatasetUnavailableError", "LoadReport", "LongDocument", "MultiDocExample", "RWGExample",
-    "RecordError", "Reference", "Section", "Split", "evaluation_targets", "load_long_documents", "load_multinews",
+    "RecordError", "Reference", "Section", "Split", "load_long_documents", "load_multinews",
     "load_oarelatedwork", "load_task_data", "split_examples",
 ]

@@ -281,20 +281,6 @@ def load_long_documents(dataset: str, path: str | os.PathLike | None = None, *, 
 
 
 # ----------------------------------------------------------------------------- by params
-def evaluation_targets(params: dict) -> list[RWGExample]:
-    """The related-work examples of the evaluation split that ``params['split']`` defines.
-
-    All examples when the split leaves none for evaluation (a corpus of one or two papers).
-    """
-    from crewlib.data.split import split_examples
-
-    examples, report = load_task_data(params, "oarelatedwork")
-    if not examples:
-        raise DatasetUnavailableError(f"no related-work examples to run on ({report})")
-    s = params["split"]
-    return split_examples(examples, s["train_fraction"], s["eval_fraction"], s["seed"])[1] or examples
-
-
 def load_task_data(params: dict, task: str, *, split: str | None = None,
                    limit: int | None = None) -> tuple[list, LoadReport]:
     """Load ``task`` (oarelatedwork, multinews, arxiv, pubmed) as ``params['data']`` says.

@@ -3,8 +3,7 @@
 from crewlib.env.crew_env import CrewEnv, EnvConfig
 from crewlib.env.executors import ActionRequest, Executor, SurrogateErrors, SurrogateExecutor
 from crewlib.env.observation import FEATURE_NAMES
-from crewlib.env.task import Task
 from crewlib.env.workspace import Action, Workspace
 
 __all__ = ["Action", "ActionRequest", "CrewEnv", "EnvConfig", "Executor", "FEATURE_NAMES", "SurrogateErrors",
-           "SurrogateExecutor", "Task", "Workspace"]
+           "SurrogateExecutor", "Workspace"]

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from crewlib.citations import find_citation_keys
-from crewlib.env.task import Task
-from crewlib.env.text import containment, content_words, sentences, strip_markers
 from crewlib.env.workspace import Note, Segment, Workspace
+from crewlib.tasks import Task
+from crewlib.text import containment, content_words, sentences, strip_markers
 
 SUPPORT_THRESHOLD = 0.5  # share of a sentence's content words that a supporting note must contain
 

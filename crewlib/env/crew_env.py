@@ -1,8 +1,8 @@
 """CREW as a PettingZoo ``ParallelEnv``: M agents, horizon T, Discrete(4) actions, 20 features.
 
-One round (DESIGN.md §2): every agent picks Retrieve / Disseminate / Compose / Critique; the
+One round (docs/method.md): every agent picks Retrieve / Disseminate / Compose / Critique; the
 environment offers each retriever the most relevant paper it has not read (preferring papers
-no teammate read, ties by citation degree); the executor turns all actions into proposals at
+no teammate read, ties by graph centrality); the executor turns all actions into proposals at
 once (the LLM executor calls the model concurrently); the proposals are merged by confidence
 and applied; the team reward is the change in draft and knowledge quality plus the feedback
 term; every agent observes the new workspace.
@@ -19,46 +19,73 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from crewlib.citations import find_citation_keys
+from crewlib.config import from_quick
 from crewlib.data.records import RWGExample
 from crewlib.env.checks import feedback_is_real
 from crewlib.env.executors import ActionRequest, Executor
-from crewlib.env.observation import FEATURE_NAMES, ObservationCaps, action_mask, draft_stats, observe
+from crewlib.env.observation import FEATURE_NAMES, ObservationCaps, action_mask, draft_stats, feature_indices, observe
 from crewlib.env.reward import Qualities, RewardWeights, feedback_quality, qualities, team_reward
-from crewlib.env.task import Task
 from crewlib.env.trace import EpisodeTrace
 from crewlib.env.workspace import Action, Proposal, Workspace, merge_proposals
+from crewlib.tasks import Task
+
+ACTION_NAMES = tuple(a.name.lower() for a in Action)
 
 
 @dataclass(frozen=True)
 class EnvConfig:
-    n_agents: int = 3
-    horizon: int = 15
-    relevance: str = "tfidf"  # how the pool is ordered: tfidf | embedding
-    target_words: int = 250  # feature 9 normalises the draft length by this
+    """The ``env`` block of params (defaults: ``params/quick.yaml``)."""
+
+    n_agents: int = from_quick("env.n_agents")
+    horizon: int = from_quick("env.horizon")
+    relevance: str = from_quick("env.relevance")  # how the pool is ordered: tfidf | embedding
+    target_words: int = from_quick("env.target_words")  # feature 9 normalises the draft length by this
     weights: RewardWeights = field(default_factory=RewardWeights)
     caps: ObservationCaps = field(default_factory=ObservationCaps)
+    masked_features: tuple[str, ...] = ()  # features or groups observed as 0 (the social-observation ablation)
+    disabled_actions: tuple[str, ...] = ()  # actions removed from the action space (the no-Critique ablation)
+
+    def __post_init__(self) -> None:
+        feature_indices(self.masked_features)  # an unknown name fails here, not mid-episode
+        unknown = [a for a in self.disabled_actions if a not in ACTION_NAMES]
+        if unknown:
+            raise ValueError(f"env.disabled_actions: unknown actions {unknown}; known: {list(ACTION_NAMES)}")
 
     @classmethod
     def from_params(cls, params: dict) -> EnvConfig:
-        env = dict(params.get("env", {}))
-        weights = RewardWeights(**env.pop("reward", {}))
-        caps = ObservationCaps(**env.pop("caps", {}))
-        return cls(**env, weights=weights, caps=caps)
+        env = dict(params["env"])
+        weights = RewardWeights(**env.pop("reward"))
+        caps = ObservationCaps(**env.pop("caps"))
+        masked, disabled = tuple(env.pop("masked_features")), tuple(env.pop("disabled_actions"))
+        return cls(**env, weights=weights, caps=caps, masked_features=masked, disabled_actions=disabled)
 
 
 class CrewEnv(ParallelEnv):
     metadata = {"name": "crew_v0", "is_parallelizable": True}
 
-    def __init__(self, examples: list[RWGExample], executor: Executor, config: EnvConfig = EnvConfig(),
+    def __init__(self, examples: list[RWGExample], executor: Executor, config: EnvConfig | None = None,
                  tasks: list[Task] | None = None) -> None:
+        """``tasks``: one per example, from :func:`crewlib.tasks.build_tasks` (graph, pool filter,
+        centrality); without them the examples form a corpus of their own, unfiltered."""
         if not examples:
             raise ValueError("CrewEnv needs at least one related-work example")
+        config = config or EnvConfig()
         self.examples = examples
         self.executor = executor
         self.config = config
+        self._masked = list(feature_indices(config.masked_features))
+        self._disabled = [ACTION_NAMES.index(a) for a in config.disabled_actions]
         self.possible_agents = [f"agent_{i}" for i in range(config.n_agents)]
         self.agents: list[str] = []
-        self._tasks: dict[int, Task] = dict(enumerate(tasks)) if tasks else {}
+        if tasks is None:  # a standalone environment: the given examples are the whole corpus
+            from crewlib.tasks import build_tasks
+
+            own = build_tasks({"graph": {"min_connections": 0}, "features": {},
+                               "env": {"relevance": config.relevance, "target_words": config.target_words}}, examples)
+            tasks = [own.tasks[e.target_id] for e in examples]
+        if len(tasks) != len(examples) or any(t.target_id != e.target_id for t, e in zip(tasks, examples, strict=True)):
+            raise ValueError("CrewEnv: tasks must be given one per example, in the examples' order")
+        self._tasks: dict[int, Task] = dict(enumerate(tasks))
         self._rng = np.random.default_rng()
         self.trace: EpisodeTrace | None = None
 
@@ -73,9 +100,6 @@ class CrewEnv(ParallelEnv):
 
     # -------------------------------------------------------------- episode
     def task(self, index: int) -> Task:
-        if index not in self._tasks:
-            self._tasks[index] = Task.from_example(self.examples[index], relevance=self.config.relevance,
-                                                   target_words=self.config.target_words)
         return self._tasks[index]
 
     def reset(self, seed: int | None = None, options: dict | None = None):
@@ -92,14 +116,19 @@ class CrewEnv(ParallelEnv):
         self._quality = self._qualities()
         self.trace = EpisodeTrace.start(self.example, self.current_task, self.executor.name, self.config)
         self.invalid_actions = 0
+        self.idle_actions = 0
         return self._observations(), self._infos()
 
     def step(self, actions: dict[str, int]):
         t0 = time.perf_counter()
         ws, task = self.ws, self.current_task
-        masks = {a: action_mask(ws, task, i) for i, a in enumerate(self.agents)}
+        masks = {a: self._mask(i) for i, a in enumerate(self.agents)}
         requests, claimed = [], set()
         for i, agent in enumerate(self.agents):
+            if actions[agent] is None:  # no action this round (an orchestrator's lost assignment)
+                self.idle_actions += 1
+                requests.append(None)
+                continue
             action = Action(int(actions[agent]))
             if not masks[agent][action]:
                 self.invalid_actions += 1  # an action the mask forbids is carried out as a no-op
@@ -114,7 +143,7 @@ class CrewEnv(ParallelEnv):
         accepted, overruled = merge_proposals(proposals)
         counts = self._apply(accepted)
         for i, agent in enumerate(self.agents):
-            ws.last_action[i] = int(actions[agent])
+            ws.last_action[i] = None if actions[agent] is None else int(actions[agent])
         self.t += 1
         before, self._quality = self._quality, self._qualities()
         q_fb = feedback_quality(counts["real"], counts["resolved"], counts["pointless"], self.config.n_agents)
@@ -173,8 +202,20 @@ class CrewEnv(ParallelEnv):
 
     def _observations(self) -> dict[str, np.ndarray]:
         stats = draft_stats(self.ws, self.current_task)
-        return {a: observe(self.ws, self.current_task, i, self.t, self.config.horizon, stats, self.config.caps)
-                for i, a in enumerate(self.agents)}
+        out = {}
+        for i, a in enumerate(self.agents):
+            obs = observe(self.ws, self.current_task, i, self.t, self.config.horizon, stats, self.config.caps)
+            obs[self._masked] = 0.0  # ablation: the masked features carry no information
+            out[a] = obs
+        return out
+
+    def _mask(self, agent: int) -> np.ndarray:
+        mask = action_mask(self.ws, self.current_task, agent)
+        if self._disabled:
+            mask[self._disabled] = 0  # ablation: the action is not in the action space
+            if not mask.any():
+                mask[next(a for a in range(len(Action)) if a not in self._disabled)] = 1  # the safe no-op
+        return mask
 
     def _infos(self) -> dict[str, dict]:
-        return {a: {"action_mask": action_mask(self.ws, self.current_task, i)} for i, a in enumerate(self.agents)}
+        return {a: {"action_mask": self._mask(i)} for i, a in enumerate(self.agents)}

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 
 from crewlib.data.records import Reference
 from crewlib.env.checks import knowledge, segment_problems, supporting_notes, uncovered_sources
-from crewlib.env.task import Task
-from crewlib.env.text import containment, content_words, sentences
 from crewlib.env.workspace import Action, Note, Proposal, Workspace
+from crewlib.tasks import Task
+from crewlib.text import containment, content_words, sentences
 
 
 @dataclass(frozen=True)

@@ -7,16 +7,19 @@ that stays invalid after the client's one re-ask, or a failed call, becomes a *c
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
 import pydantic
 
 from crewlib import prompts
 from crewlib.citations import find_citation_keys
+from crewlib.config import default
 from crewlib.env.executors import ActionRequest, Executor, RoundCost
-from crewlib.env.task import Task
 from crewlib.env.workspace import FEEDBACK_KINDS, Action, Note, Proposal, Workspace
 from crewlib.llm import Caller, ChatRequest, LLMClient, LLMError
+from crewlib.tasks import Task
+from crewlib.text import approx_tokens
 
 Confidence = pydantic.confloat(ge=0.0, le=1.0)
 
@@ -60,25 +63,57 @@ def _draft_block(ws: Workspace) -> str:
     return "\n".join(f"{s.id}: {s.text}" for s in ws.draft) or "(empty)"
 
 
+def _newest(notes: list[Note], n: int) -> list[Note]:
+    return notes[-n:] if n > 0 else []
+
+
 def _short(text: str, words: int = 60) -> str:
     parts = text.split()
     return text if len(parts) <= words else " ".join(parts[:words]) + " ..."
 
 
 class LLMExecutor(Executor):
-    """Prompts are kept short (abstracts cut, at most ``max_notes`` notes) for small local models."""
+    """Prompts are kept short (abstracts cut, at most ``max_notes`` notes) for small local models.
+
+    Settings come from the ``executor`` block of params: answer lengths per action, the notes
+    shown, and ``context_tokens``, the budget of one action's prompt + answer (the paper caps it
+    at 6,144, Appendix D.1): a prompt over budget first shows fewer notes, then is cut, and every
+    cut is counted in :attr:`context_cuts`.
+    """
 
     name = "llm"
-    max_notes = 12
 
-    def __init__(self, client: LLMClient, max_tokens: dict[str, int] | None = None, system: str = "crew") -> None:
+    def __init__(self, client: LLMClient, max_tokens: Mapping[str, int] | None = None, system: str = "crew", *,
+                 max_notes: int | None = None, context_tokens: int | None = None) -> None:
         self.client = client
-        self.max_tokens = {"retrieve": 200, "disseminate": 200, "compose": 300, "critique": 300,
-                           **(max_tokens or {})}
+        self.max_tokens = {**default("executor.max_tokens"), **(max_tokens or {})}
+        self.max_notes = default("executor.max_notes") if max_notes is None else max_notes
+        self.context_tokens = context_tokens
+        self.context_cuts = 0
         self.system = system
 
+    @classmethod
+    def from_params(cls, client: LLMClient, params: Mapping, system: str = "crew") -> LLMExecutor:
+        block = params["executor"]
+        return cls(client, block["max_tokens"], system, max_notes=block["max_notes"],
+                   context_tokens=block["context_tokens"])
+
     def messages(self, ws: Workspace, task: Task, req: ActionRequest) -> list[dict[str, str]]:
-        """The chat messages for one agent's action (gold never appears: it is not in ``task``)."""
+        """The chat messages for one agent's action, within ``context_tokens`` (never the gold: not in ``task``)."""
+        budget = None
+        if self.context_tokens:
+            budget = self.context_tokens - self.max_tokens[ROLE[req.action]] - approx_tokens(prompts.AGENT_SYSTEM)
+        notes = self.max_notes
+        user = self._user_prompt(ws, task, req, notes)
+        while budget is not None and approx_tokens(user) > budget and notes > 0:
+            notes //= 2
+            user = self._user_prompt(ws, task, req, notes)
+        if budget is not None and approx_tokens(user) > budget:
+            self.context_cuts += 1
+            user = user[:max(0, budget) * 4] + " ..."
+        return [{"role": "system", "content": prompts.AGENT_SYSTEM}, {"role": "user", "content": user}]
+
+    def _user_prompt(self, ws: Workspace, task: Task, req: ActionRequest, max_notes: int) -> str:
         keys = task.id_to_key
         if req.action == Action.RETRIEVE:
             ref = req.reference
@@ -90,11 +125,11 @@ class LLMExecutor(Executor):
             feedback = "\n".join(f"{f.id}, {f.kind}, {f.segment_id}: {f.text}" for f in ws.open_feedback()) or "(none)"
             user = prompts.COMPOSE.format(
                 title=task.title, draft=_draft_block(ws), feedback=feedback,
-                knowledge=_notes_block((ws.global_notes + ws.unshared(req.agent))[-self.max_notes:], keys))
+                knowledge=_notes_block(_newest(ws.global_notes + ws.unshared(req.agent), max_notes), keys))
         else:
             user = prompts.CRITIQUE.format(title=task.title, keys=", ".join(task.keys), draft=_draft_block(ws),
-                                           knowledge=_notes_block(ws.global_notes[-self.max_notes:], keys))
-        return [{"role": "system", "content": prompts.AGENT_SYSTEM}, {"role": "user", "content": user}]
+                                           knowledge=_notes_block(_newest(ws.global_notes, max_notes), keys))
+        return user
 
     def run_round(self, ws, task, requests, t):
         mark = self.client.ledger.mark()

@@ -1,21 +1,25 @@
-"""The 20 observation features of DESIGN.md §2, each in [0, 1], computed without the gold section.
+"""The 20 observation features (docs/method.md), each in [0, 1], computed without the gold section.
 
 The function only receives the workspace and the :class:`Task` (target, pool, relevance,
-centrality); the gold related work is not among its inputs.
+centrality); the gold related work is not among its inputs. :data:`FEATURE_GROUPS` names the
+groups an ablation may mask (``env.masked_features``): the *social* features are what an agent
+knows of its teammates — the team's reading and the peers' last actions.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
 from crewlib.citations import find_citation_keys
+from crewlib.config import from_quick
 from crewlib.env.checks import check_sentence, knowledge
 from crewlib.env.reward import sim
-from crewlib.env.task import Task
-from crewlib.env.text import sentences, word_count
 from crewlib.env.workspace import Action, Workspace
+from crewlib.tasks import Task
+from crewlib.text import sentences, word_count
 
 FEATURE_NAMES = (
     "read_share_self", "read_share_team", "local_knowledge_size", "local_unshared_share", "global_knowledge_size",
@@ -24,12 +28,35 @@ FEATURE_NAMES = (
     "peers_retrieve", "peers_disseminate", "peers_compose", "peers_critique", "time",
 )
 
+FEATURE_GROUPS: dict[str, tuple[str, ...]] = {
+    "self": ("read_share_self", "local_knowledge_size", "local_unshared_share"),
+    "social": ("read_share_team", "peers_retrieve", "peers_disseminate", "peers_compose", "peers_critique"),
+    "pool": ("best_unread_relevance", "best_unread_centrality"),
+    "knowledge": ("global_knowledge_size", "global_relevance"),
+    "draft": ("draft_length", "cited_share", "citation_validity", "draft_relevance", "draft_supported",
+              "open_feedback", "rounds_since_draft_change"),
+    "time": ("time",),
+}
+
+
+def feature_indices(names: Iterable[str]) -> tuple[int, ...]:
+    """Indices of the named features or groups (``["social", "time"]``); an unknown name raises."""
+    out: list[int] = []
+    for name in names:
+        members = FEATURE_GROUPS.get(name, (name,))
+        for member in members:
+            if member not in FEATURE_NAMES:
+                raise ValueError(f"env.masked_features: {name!r} is neither a feature nor a group; groups: "
+                                 f"{sorted(FEATURE_GROUPS)}, features: {list(FEATURE_NAMES)}")
+            out.append(FEATURE_NAMES.index(member))
+    return tuple(sorted(set(out)))
+
 
 @dataclass(frozen=True)
 class ObservationCaps:
-    local_notes: int = 20
-    global_notes: int = 40
-    feedback: int = 10
+    local_notes: int = from_quick("env.caps.local_notes")
+    global_notes: int = from_quick("env.caps.global_notes")
+    feedback: int = from_quick("env.caps.feedback")
 
 
 @dataclass(frozen=True)
@@ -63,8 +90,9 @@ def draft_stats(ws: Workspace, task: Task) -> DraftStats:
 
 
 def observe(ws: Workspace, task: Task, agent: int, t: int, horizon: int, stats: DraftStats,
-            caps: ObservationCaps = ObservationCaps()) -> np.ndarray:
+            caps: ObservationCaps | None = None) -> np.ndarray:
     """The observation of ``agent`` at round ``t`` (float32, shape (20,))."""
+    caps = caps or ObservationCaps()
     n_pool = len(task.references)
     read_self = set(ws.read_log[agent])
     read_team = {r for log in ws.read_log for r in log}

@@ -1,4 +1,4 @@
-"""The team reward (DESIGN.md §2): quality deltas of draft, local and global knowledge, feedback.
+"""The team reward (docs/method.md): quality deltas of draft, local and global knowledge, feedback.
 
 ``sim(a, b) = ½(1 − NCD(a, b)) + ½(1 − JSD(p_a, p_b))`` with NCD over zlib (Li et al. 2004)
 and the base-2 Jensen–Shannon *divergence* of unigram distributions (Lin 1991) — not its square
@@ -14,7 +14,8 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
-from crewlib.env.text import tokens
+from crewlib.config import from_quick
+from crewlib.text import tokens
 
 
 @lru_cache(maxsize=8192)
@@ -76,12 +77,14 @@ def f1(predicted: set[str], gold: set[str]) -> float:
 
 @dataclass(frozen=True)
 class RewardWeights:
-    draft: float = 1.0
-    local: float = 0.2
-    glob: float = 0.3
-    feedback: float = 0.2
-    cost: float = 0.0
-    alpha: float = 0.5  # q_draft = alpha * sim + (1 - alpha) * citation F1
+    """Weights of the reward's terms (``env.reward``); a weight of 0 turns its term off."""
+
+    draft: float = from_quick("env.reward.draft")
+    local: float = from_quick("env.reward.local")
+    glob: float = from_quick("env.reward.glob")
+    feedback: float = from_quick("env.reward.feedback")
+    cost: float = from_quick("env.reward.cost")
+    alpha: float = from_quick("env.reward.alpha")  # q_draft = alpha * sim + (1 - alpha) * citation F1
 
 
 @dataclass(frozen=True)

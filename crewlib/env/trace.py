@@ -35,7 +35,7 @@ class EpisodeTrace:
                   wall_s) -> None:
         self.rounds.append({
             "t": t,
-            "actions": {a: int(v) for a, v in actions.items()},
+            "actions": {a: None if v is None else int(v) for a, v in actions.items()},  # None: idle
             "masks": {a: m.tolist() for a, m in masks.items()},
             "proposals": [_proposal(p, p in accepted) for p in proposals],
             "overruled": [p.agent for p in overruled if not p.is_noop],
@@ -80,9 +80,10 @@ class EpisodeTrace:
         lines = [f"# Related work — {self.title}", "", self.final_draft or "_(empty draft)_", "", "## References", ""]
         lines += [f"- [{k}] {key_titles[k]}" for k in cited]
         check = self.citation_check
+        verification = check.get("verification")
+        share = "no citation to verify" if verification is None else f"{verification:.0%}"
         lines += ["", f"_CREW, {self.executor} executor, {len(self.rounds)} rounds. Citation verification: "
-                      f"{check.get('resolved', 0)}/{check.get('markers', 0)} markers resolve "
-                      f"({check.get('verification', 0):.0%})"
+                      f"{check.get('resolved', 0)}/{check.get('markers', 0)} markers resolve ({share})"
                       + (f"; unresolved: {', '.join(check['unresolved_keys'])}" if check.get("unresolved_keys") else "")
                       + "._"]
         return "\n".join(lines) + "\n"

@@ -1,4 +1,4 @@
-"""The shared workspace (the Dec-POMDP state, DESIGN.md §2) and the joint-edit merge.
+"""The shared workspace (the Dec-POMDP state, docs/method.md, "Environment") and the joint-edit merge.
 
 Draft segments, global knowledge, feedback, each agent's local knowledge, the read log and
 every agent's last action. Agents do not write here directly: an executor turns each agent's
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import IntEnum
 
-from crewlib.env.text import content_words
+from crewlib.text import content_words
 
 
 class Action(IntEnum):

@@ -1,7 +1,8 @@
-"""Text helpers shared by the environment: tokens, sentences, and a cheap support test."""
+"""Text helpers shared by the environment, the baselines and the evaluation: tokens, sentences, support."""
 
 from __future__ import annotations
 
+import math
 import re
 from functools import lru_cache
 
@@ -18,7 +19,7 @@ STOPWORDS = frozenset([
 
 @lru_cache(maxsize=65536)
 def tokens(text: str) -> tuple[str, ...]:
-    """Lower-cased alphanumeric tokens (the 'normalised tokens' of DESIGN.md §2)."""
+    """Lower-cased alphanumeric tokens (the reward's 'normalised tokens', docs/method.md)."""
     return tuple(_TOKEN.findall(text.lower()))
 
 
@@ -43,3 +44,8 @@ def containment(claim: str, evidence: str) -> float:
 
 def word_count(text: str) -> int:
     return len(text.split())
+
+
+def approx_tokens(text: str) -> int:
+    """A tokenizer-free estimate (≈ 4 characters per token for English), used for context budgets."""
+    return math.ceil(len(text) / 4)

@@ -1,0 +1,200 @@
+"""The tasks of a run: what every system may see of an example — its target and its reference pool.
+
+A :class:`Task` is read by the environment, the baselines and the evaluation alike, so it lives
+above all three. :func:`build_tasks` is the one place that makes them (docs/method.md, "Citation graph
+and tasks"): the citation graph is built once from the corpus, with the training targets
+under their own ids and every evaluation target as the sentinel ``-1``; each target's pool is
+filtered to references with at least ``graph.min_connections`` valid connections; relevance and
+centrality (PageRank over the pool's maximum) come from the cached reference features
+(:mod:`crewlib.relevance`). The gold related-work section is never part of a task.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from crewlib.citations import reference_keys
+from crewlib.data.records import Reference, RWGExample
+from crewlib.graph import CitationGraph, TargetPool
+from crewlib.relevance import ReferenceFeatures
+
+
+class EmptyPoolError(ValueError):
+    """A target has no reference left to work with (empty pool, or every reference filtered out)."""
+
+
+@dataclass(frozen=True)
+class Task:
+    target_id: str
+    title: str
+    abstract: str
+    references: tuple[Reference, ...]  # ordered by relevance to the target, most relevant first
+    relevance: dict[str, float] = field(repr=False)  # in [0, 1]
+    centrality: dict[str, float] = field(repr=False)  # PageRank / the pool's maximum, in [0, 1]
+    target_words: int = 250
+
+    @cached_property
+    def keys(self) -> list[str]:
+        return reference_keys(len(self.references))
+
+    @cached_property
+    def key_to_id(self) -> dict[str, str]:
+        return dict(zip(self.keys, (r.id for r in self.references), strict=True))
+
+    @cached_property
+    def reference_by_key(self) -> dict[str, Reference]:
+        return dict(zip(self.keys, self.references, strict=True))
+
+    @cached_property
+    def id_to_key(self) -> dict[str, str]:
+        return {v: k for k, v in self.key_to_id.items()}
+
+    @property
+    def target_text(self) -> str:
+        return f"{self.title}. {self.abstract}"
+
+    @classmethod
+    def from_features(cls, example: RWGExample, features: Mapping[str, ReferenceFeatures], *,
+                      relevance: str = "tfidf", target_words: int = 250,
+                      pool_ids: Iterable[str] | None = None) -> Task:
+        """The task of ``example`` with the pool ``pool_ids`` (default: all its references).
+
+        Order: relevance (``tfidf`` or ``embedding`` cosine from ``features``), then centrality,
+        then id — the order the keys ``R1..Rn`` follow and Retrieve offers papers in.
+        """
+        if relevance not in ("tfidf", "embedding"):
+            raise ValueError(f"env.relevance must be 'tfidf' or 'embedding', not {relevance!r}")
+        keep = None if pool_ids is None else set(pool_ids)
+        refs = [r for r in example.references if keep is None or r.id in keep]
+        if not refs:
+            raise EmptyPoolError(f"target {example.target_id}: the reference pool is empty")
+        score = {r.id: (features[r.id].tfidf_relevance if relevance == "tfidf" else features[r.id].embedding_relevance)
+                 for r in refs}
+        top = max(features[r.id].pagerank for r in refs) or 1.0
+        centrality = {r.id: round(features[r.id].pagerank / top, 6) for r in refs}
+        refs.sort(key=lambda r: (-score[r.id], -centrality[r.id], r.id))
+        return cls(example.target_id, example.title, example.abstract, tuple(refs),
+                   {r.id: score[r.id] for r in refs}, centrality, target_words)
+
+
+@dataclass(frozen=True)
+class TaskSet:
+    """The tasks of a run, with the graph and the pools they came from."""
+
+    examples: dict[str, RWGExample]  # train then evaluation targets → example (with its gold, for rewards and scores)
+    tasks: dict[str, Task]  # target id → task; targets whose pool the filter emptied are absent
+    train_ids: tuple[str, ...]
+    eval_ids: tuple[str, ...]
+    graph: CitationGraph = field(repr=False)
+    pools: dict[str, TargetPool] = field(repr=False)
+    min_connections: int = 0
+
+    @property
+    def excluded(self) -> tuple[str, ...]:
+        """Targets left without a pool by the connection filter (counted, never run)."""
+        return tuple(i for i in self.examples if i not in self.tasks)
+
+    def pairs(self, ids: Iterable[str]) -> list[tuple[RWGExample, Task]]:
+        return [(self.examples[i], self.tasks[i]) for i in ids if i in self.tasks]
+
+    @property
+    def train(self) -> list[tuple[RWGExample, Task]]:
+        return self.pairs(self.train_ids)
+
+    @property
+    def evaluation(self) -> list[tuple[RWGExample, Task]]:
+        return self.pairs(self.eval_ids)
+
+    def report(self) -> str:
+        removed = sum(len(p.removed) for p in self.pools.values())
+        return (f"{len(self.tasks)} tasks ({len(self.train)} train, {len(self.evaluation)} evaluation); pool filter "
+                f">= {self.min_connections} connections removed {removed} references and excluded "
+                f"{len(self.excluded)} targets {list(self.excluded)}; graph: {self.graph.report}")
+
+
+def build_tasks(params: Mapping, examples: Sequence[RWGExample] | None = None, *,
+                eval_ids: Iterable[str] | None = None, min_connections: int | None = None) -> TaskSet:
+    """The tasks of a run: graph, pool filter, relevance and centrality, all from ``params``.
+
+    ``examples`` default to the corpus ``params['data']`` names, split by ``params['split']``;
+    given explicitly, they are the corpus and all of them are evaluation targets unless
+    ``eval_ids`` names which are. ``min_connections`` overrides ``graph.min_connections``.
+    """
+    from crewlib.data.split import split_examples
+
+    if examples is None:
+        from crewlib.data.loaders import DatasetUnavailableError, load_task_data
+
+        examples, report = load_task_data(params, "oarelatedwork")
+        if not examples:
+            raise DatasetUnavailableError(f"no related-work examples to run on ({report})")
+        s = params["split"]
+        train, evaluation, _ = split_examples(examples, s["train_fraction"], s["eval_fraction"], s["seed"])
+        train_ids = [e.target_id for e in train]
+        evaluation_ids = [e.target_id for e in evaluation] or train_ids  # a corpus too small to split
+    else:
+        chosen = None if eval_ids is None else set(eval_ids)
+        evaluation_ids = [e.target_id for e in examples if chosen is None or e.target_id in chosen]
+        train_ids = [e.target_id for e in examples if e.target_id not in set(evaluation_ids)]
+    by_id: dict[str, RWGExample] = {}
+    for ex in examples:
+        if ex.target_id in by_id:
+            raise ValueError(f"two examples share the target id {ex.target_id!r}")
+        by_id[ex.target_id] = ex
+    k = int(params["graph"]["min_connections"] if min_connections is None else min_connections)
+    env = params["env"]
+    graph = CitationGraph(list(by_id.values()), training_targets=train_ids)
+    cache_dir = _features_dir(params)
+    pools, tasks = {}, {}
+    run_ids = list(dict.fromkeys([*train_ids, *evaluation_ids]))  # the rest of the corpus only shapes the graph
+    for target_id in run_ids:
+        ex = by_id[target_id]
+        if not ex.references:
+            raise EmptyPoolError(f"target {target_id}: the reference pool is empty")
+        pools[target_id] = pool = graph.target_pool(ex, k)
+        if pool.excluded:
+            continue
+        from crewlib.relevance import reference_features
+
+        features = reference_features(ex, graph, cache_dir=cache_dir)
+        tasks[target_id] = Task.from_features(ex, features, relevance=env["relevance"],
+                                              target_words=int(env["target_words"]), pool_ids=pool.pool)
+    return TaskSet({i: by_id[i] for i in run_ids}, tasks, tuple(train_ids), tuple(evaluation_ids), graph, pools, k)
+
+
+def _features_dir(params: Mapping):
+    value = (params.get("features") or {}).get("cache_dir")
+    if not value:
+        return None
+    from crewlib.config import resolve_path
+
+    return resolve_path(value)
+
+
+_CORPUS: dict[str, TaskSet] = {}  # fingerprint of the corpus settings → its tasks
+
+
+def task_for(params: Mapping, example: RWGExample) -> Task:
+    """The task of ``example`` as the run of ``params`` builds it.
+
+    A target of the configured corpus gets its task from that corpus's :func:`build_tasks`
+    (memoised per data/split/graph/env/features settings). An example outside the corpus — a
+    user's own paper — forms a corpus of its own: its graph is its references' citations of one
+    another, and the connection filter is not applied (a single paper's graph has too few links
+    for it; docs/method.md).
+    """
+    fingerprint = hashlib.sha256(json.dumps({b: params.get(b) for b in ("data", "split", "graph", "env", "features")},
+                                            sort_keys=True, default=str).encode()).hexdigest()
+    if fingerprint not in _CORPUS:
+        _CORPUS[fingerprint] = build_tasks(params)
+    corpus = _CORPUS[fingerprint]
+    if corpus.examples.get(example.target_id) == example:
+        if example.target_id not in corpus.tasks:
+            raise EmptyPoolError(f"target {example.target_id}: the pool filter (graph.min_connections = "
+                                 f"{corpus.min_connections}) removed every reference")
+        return corpus.tasks[example.target_id]
+    return build_tasks(params, [example], min_connections=0).tasks[example.target_id]
