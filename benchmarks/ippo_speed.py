@@ -16,8 +16,7 @@ import time
 import pandas as pd
 
 from crewlib.config import load_params
-from crewlib.rl import IPPOConfig, train
-from crewlib.rl.__main__ import build_training_env
+from crewlib.rl import IPPOConfig, build_training_env, train
 
 PAPERS, EPOCHS, ROUNDS, AGENTS = 1829, 3, 15, 3
 

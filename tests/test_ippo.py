@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from crewlib.config import ParamsError, load_params
 from crewlib.rl.ippo import Batch, IPPOConfig, SharedActorCritic, gae, ppo_loss
 
 
@@ -63,5 +64,5 @@ def test_masked_actions_are_never_sampled():
 
 def test_config_from_params_rejects_unknown_keys():
     assert IPPOConfig.from_params({"ippo": {"gamma": 0.9}}).gamma == 0.9
-    with pytest.raises(ValueError, match="gama"):
-        IPPOConfig.from_params({"ippo": {"gama": 0.9}})
+    with pytest.raises(ParamsError, match="ippo.gama: unknown setting"):
+        load_params("quick", {"ippo": {"gama": 0.9}})

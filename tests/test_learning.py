@@ -9,8 +9,7 @@ import torch
 
 from crewlib.config import load_params
 from crewlib.env.policies import FixedSchedule, RandomPolicy, run_episode
-from crewlib.rl import IPPOConfig, PolicyController, load_checkpoint, train
-from crewlib.rl.__main__ import build_training_env
+from crewlib.rl import IPPOConfig, PolicyController, build_training_env, controller_path, read_checkpoint, train
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +27,7 @@ def test_training_resumes_exactly_where_it_stopped(setup, tmp_path):
     assert len(pd.read_csv(tmp_path / "resumed" / "metrics.csv")) == 3  # ceil(2 epochs x 3 papers / 2)
     for a, b in zip(full.state_dict().values(), resumed.state_dict().values(), strict=True):
         torch.testing.assert_close(a, b)
-    ckpt = load_checkpoint(path)
+    ckpt = read_checkpoint(path)
     assert ckpt["updates"] == 3 and ckpt["library_version"] and len(ckpt["feature_names"]) == 20
 
 
@@ -51,6 +50,18 @@ def test_trained_controller_beats_random_and_matches_the_fixed_schedule(setup, t
     random_ = evaluate(env, eval_idx, lambda s: RandomPolicy(s))
     fixed = evaluate(env, eval_idx, lambda s: FixedSchedule())
     print(f"held-out return / draft quality: trained {trained}, random {random_}, fixed {fixed}")
+    assert trained[0] > random_[0] and trained[1] > random_[1]
+    assert trained[0] >= fixed[0] and trained[1] >= fixed[1]
+
+
+def test_the_shipped_checkpoint_beats_random_and_matches_the_fixed_schedule(setup):
+    """checkpoints/ippo_sample.pt, loaded as the demo and the crew system load it, on the held-out papers."""
+    env, _, eval_idx = setup
+    path = controller_path(load_params("quick"))
+    trained = evaluate(env, eval_idx, lambda s: PolicyController.load(path, greedy=False, seed=s))
+    random_ = evaluate(env, eval_idx, lambda s: RandomPolicy(s))
+    fixed = evaluate(env, eval_idx, lambda s: FixedSchedule())
+    print(f"shipped controller, held-out return / draft quality: {trained}, random {random_}, fixed {fixed}")
     assert trained[0] > random_[0] and trained[1] > random_[1]
     assert trained[0] >= fixed[0] and trained[1] >= fixed[1]
 

@@ -14,29 +14,8 @@ import sys
 import time
 
 from crewlib.config import load_params, resolve_path
-from crewlib.data import load_task_data, split_examples
-from crewlib.env import CrewEnv, EnvConfig, SurrogateExecutor
 from crewlib.rl.ippo import IPPOConfig
-from crewlib.rl.train import train
-
-
-def build_training_env(params: dict) -> tuple[CrewEnv, list[int], list[int]]:
-    """The environment over train + evaluation papers, and the indices of each part."""
-    examples, report = load_task_data(params, "oarelatedwork")
-    s = params["split"]
-    train_set, eval_set, _ = split_examples(examples, s["train_fraction"], s["eval_fraction"], s["seed"])
-    executor_name = params.get("training", {}).get("executor", "surrogate")
-    if executor_name == "surrogate":
-        executor = SurrogateExecutor()
-    elif executor_name == "llm":
-        from crewlib.env.llm_executor import LLMExecutor
-        from crewlib.llm import connect
-
-        executor = LLMExecutor(connect(params), system="crew-training")
-    else:
-        raise ValueError(f"training.executor must be surrogate or llm, not {executor_name!r}")
-    env = CrewEnv(train_set + eval_set, executor, EnvConfig.from_params(params))
-    return env, list(range(len(train_set))), list(range(len(train_set), len(train_set) + len(eval_set)))
+from crewlib.rl.train import build_training_env, train
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -16,6 +16,7 @@ import torch
 from torch import nn
 from torch.distributions import Categorical
 
+from crewlib.config import from_quick
 from crewlib.env.observation import FEATURE_NAMES
 
 N_ACTIONS = 4
@@ -24,33 +25,29 @@ MASKED_LOGIT = -1e9
 
 @dataclass(frozen=True)
 class IPPOConfig:
-    """Every hyperparameter, with the paper's value as default (DESIGN.md §2)."""
+    """Every hyperparameter; the defaults (the paper's values, Appendix D) live in ``params/quick.yaml``."""
 
-    hidden: int = 64
-    learning_rate: float = 3e-4
-    adam_eps: float = 1e-5
-    gamma: float = 0.99
-    gae_lambda: float = 0.95
-    clip_coef: float = 0.2
-    ent_coef: float = 0.01
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
-    update_epochs: int = 4  # K
-    num_minibatches: int = 4
-    norm_adv: bool = True
-    agent_id: bool = False  # append a one-hot agent id to the observation
-    train_epochs: int = 3  # passes over the training papers
-    episodes_per_update: int = 4  # episodes (papers) collected before each PPO update
-    seed: int = 0
-    device: str = "auto"  # auto: CUDA when present, else CPU
+    hidden: int = from_quick("ippo.hidden")
+    learning_rate: float = from_quick("ippo.learning_rate")
+    adam_eps: float = from_quick("ippo.adam_eps")
+    gamma: float = from_quick("ippo.gamma")
+    gae_lambda: float = from_quick("ippo.gae_lambda")
+    clip_coef: float = from_quick("ippo.clip_coef")
+    ent_coef: float = from_quick("ippo.ent_coef")
+    vf_coef: float = from_quick("ippo.vf_coef")
+    max_grad_norm: float = from_quick("ippo.max_grad_norm")
+    update_epochs: int = from_quick("ippo.update_epochs")  # K
+    num_minibatches: int = from_quick("ippo.num_minibatches")
+    norm_adv: bool = from_quick("ippo.norm_adv")
+    agent_id: bool = from_quick("ippo.agent_id")  # append a one-hot agent id to the observation
+    train_epochs: int = from_quick("ippo.train_epochs")  # passes over the training papers
+    episodes_per_update: int = from_quick("ippo.episodes_per_update")  # episodes (papers) per PPO update
+    seed: int = from_quick("ippo.seed")
+    device: str = from_quick("ippo.device")  # auto: CUDA when present, else CPU
 
     @classmethod
     def from_params(cls, params: dict) -> IPPOConfig:
-        block = dict(params.get("ippo", {}))
-        unknown = set(block) - {f.name for f in dataclasses.fields(cls)}
-        if unknown:
-            raise ValueError(f"unknown ippo settings: {sorted(unknown)}")
-        return cls(**block)
+        return cls(**params["ippo"])
 
     def torch_device(self) -> torch.device:
         if self.device == "auto":
@@ -147,15 +144,26 @@ def ppo_loss(net: SharedActorCritic, b: Batch, cfg: IPPOConfig) -> tuple[torch.T
     return loss, stats
 
 
+def minibatch_indices(n: int, num_minibatches: int, generator: torch.Generator) -> list[torch.Tensor]:
+    """``num_minibatches`` disjoint minibatches of equal size ``n // num_minibatches`` from a fresh permutation.
+
+    The ``n mod num_minibatches`` samples left over sit out this epoch (a different few each
+    epoch), so every gradient step averages over the same number of samples (CleanRL's layout).
+    """
+    size = n // num_minibatches
+    if size == 0:
+        return [torch.randperm(n, generator=generator)]  # fewer samples than minibatches: one batch
+    order = torch.randperm(n, generator=generator)
+    return [order[i * size:(i + 1) * size] for i in range(num_minibatches)]
+
+
 def ippo_update(net: SharedActorCritic, optimizer: torch.optim.Optimizer, batch: Batch, cfg: IPPOConfig,
                 generator: torch.Generator) -> dict[str, float]:
     """K epochs of minibatch PPO on ``batch``; returns the mean of each statistic."""
-    size = max(1, len(batch) // cfg.num_minibatches)
     totals: dict[str, list[float]] = {}
     for _ in range(cfg.update_epochs):
-        order = torch.randperm(len(batch), generator=generator)
-        for start in range(0, len(batch), size):
-            loss, stats = ppo_loss(net, batch.subset(order[start:start + size]), cfg)
+        for index in minibatch_indices(len(batch), cfg.num_minibatches, generator):
+            loss, stats = ppo_loss(net, batch.subset(index), cfg)
             optimizer.zero_grad()
             loss.backward()
             nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)

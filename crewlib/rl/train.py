@@ -1,4 +1,4 @@
-"""Training the shared controller over the training papers, checkpoints, and the learned policy.
+"""Training the shared controller over the training papers (inference lives in ``controller.py``).
 
 ``train`` runs ``train_epochs`` passes over the training papers; every ``episodes_per_update``
 episodes (one paper each, all agents' transitions) it makes one IPPO update, logs the metrics
@@ -9,76 +9,20 @@ library version. Re-running with the same checkpoint path resumes after the last
 from __future__ import annotations
 
 import csv
-import dataclasses
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from crewlib import __version__
-from crewlib.env.crew_env import CrewEnv
-from crewlib.env.observation import FEATURE_NAMES
+from crewlib.env.crew_env import CrewEnv, EnvConfig
+from crewlib.rl.controller import build_network, read_checkpoint, round_tensors, save_checkpoint
 from crewlib.rl.ippo import Batch, IPPOConfig, SharedActorCritic, gae, ippo_update
 
 METRICS = ["update", "epoch", "episodes", "env_steps", "mean_return", "mean_draft_quality", "policy_loss",
            "value_loss", "entropy", "approx_kl", "clip_fraction", "p_retrieve", "p_disseminate", "p_compose",
            "p_critique", "wall_s"]
-
-
-def _features(obs: np.ndarray, agent_index: int, cfg: IPPOConfig, n_agents: int) -> np.ndarray:
-    if not cfg.agent_id:
-        return obs
-    return np.concatenate([obs, np.eye(n_agents, dtype=np.float32)[agent_index]])
-
-
-def round_tensors(observations: dict, infos: dict, agents: list[str], cfg: IPPOConfig, n_agents: int,
-                  device: torch.device | str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
-    """The round's observations (with the optional agent id) and action masks, one row per agent."""
-    obs = np.stack([_features(observations[a], i, cfg, n_agents) for i, a in enumerate(agents)])
-    masks = np.stack([infos[a]["action_mask"] for a in agents])
-    return torch.as_tensor(obs, device=device), torch.as_tensor(masks, device=device)
-
-
-class PolicyController:
-    """The trained controller as a policy: ``policy(t, observations, infos)`` (sample or greedy)."""
-
-    def __init__(self, net: SharedActorCritic, cfg: IPPOConfig, n_agents: int, greedy: bool = True,
-                 seed: int = 0) -> None:
-        self.net, self.cfg, self.n_agents, self.greedy = net.eval(), cfg, n_agents, greedy
-        self.generator = torch.Generator().manual_seed(seed)
-
-    def __call__(self, t: int, observations: dict, infos: dict) -> dict[str, int]:
-        agents = list(observations)
-        obs, masks = round_tensors(observations, infos, agents, self.cfg, self.n_agents)
-        with torch.no_grad():
-            dist = self.net.distribution(obs, masks)
-            actions = dist.probs.argmax(-1) if self.greedy else torch.multinomial(dist.probs, 1,
-                                                                                  generator=self.generator)[:, 0]
-        return {a: int(x) for a, x in zip(agents, actions.tolist(), strict=True)}
-
-    @classmethod
-    def load(cls, path: str | Path, greedy: bool = True) -> PolicyController:
-        ckpt = load_checkpoint(path)
-        return cls(ckpt["net"], ckpt["config"], ckpt["n_agents"], greedy=greedy)
-
-
-def save_checkpoint(path: Path, net, optimizer, cfg: IPPOConfig, state: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    torch.save({"model": net.state_dict(), "optimizer": optimizer.state_dict(), "config": dataclasses.asdict(cfg),
-                "feature_names": list(FEATURE_NAMES), "library_version": __version__, **state}, tmp)
-    tmp.replace(path)  # a checkpoint is either the old one or the new one, never half written
-
-
-def load_checkpoint(path: str | Path) -> dict:
-    data = torch.load(path, map_location="cpu", weights_only=False)
-    if list(data["feature_names"]) != list(FEATURE_NAMES):
-        raise ValueError(f"{path} was trained on other observation features: {data['feature_names']}")
-    cfg = IPPOConfig(**data["config"])
-    net = SharedActorCritic(len(FEATURE_NAMES) + (data["n_agents"] if cfg.agent_id else 0), cfg.hidden)
-    net.load_state_dict(data["model"])
-    return {**data, "config": cfg, "net": net}
 
 
 def collect_episode(env: CrewEnv, net: SharedActorCritic, cfg: IPPOConfig, example_index: int, seed: int,
@@ -139,7 +83,7 @@ def train(env: CrewEnv, train_indices: list[int], cfg: IPPOConfig, out_dir: str 
     device = cfg.torch_device()
     torch.manual_seed(cfg.seed)
     n = env.config.n_agents
-    net = SharedActorCritic(len(FEATURE_NAMES) + (n if cfg.agent_id else 0), cfg.hidden).to(device)
+    net = build_network(cfg, n).to(device)
     optimizer = torch.optim.Adam(net.parameters(), lr=cfg.learning_rate, eps=cfg.adam_eps)
     generator = torch.Generator().manual_seed(cfg.seed)
     rng = np.random.default_rng(cfg.seed)
@@ -148,7 +92,7 @@ def train(env: CrewEnv, train_indices: list[int], cfg: IPPOConfig, out_dir: str 
     ckpt_path, metrics_path = out / "checkpoint.pt", out / "metrics.csv"
     done_updates = 0
     if ckpt_path.exists():
-        ckpt = torch.load(ckpt_path, map_location=device, weights_only=False)
+        ckpt = read_checkpoint(ckpt_path, map_location=device)
         net.load_state_dict(ckpt["model"])
         optimizer.load_state_dict(ckpt["optimizer"])
         generator.set_state(ckpt["generator_state"])
@@ -180,8 +124,32 @@ def train(env: CrewEnv, train_indices: list[int], cfg: IPPOConfig, out_dir: str 
             if new_file:
                 writer.writeheader()
             writer.writerow({m: row[m] for m in METRICS})
-        save_checkpoint(ckpt_path, net, optimizer, cfg, {"updates": k, "n_agents": n,
-                                                         "generator_state": generator.get_state()})
+        save_checkpoint(ckpt_path, net, cfg, n, optimizer=optimizer,
+                        state={"updates": k, "generator_state": generator.get_state()})
         bar.update(1)
     bar.close()
     return net, ckpt_path
+
+
+def build_training_env(params: Mapping) -> tuple[CrewEnv, list[int], list[int]]:
+    """The environment over the run's train + evaluation tasks (:func:`crewlib.tasks.build_tasks`).
+
+    Returns the env and the example indices of each part. The executor is ``training.executor``:
+    the surrogate, or the LLM executor through the client and its cache.
+    """
+    from crewlib.env.executors import SurrogateExecutor
+    from crewlib.tasks import build_tasks
+
+    tasks = build_tasks(params)
+    pairs = tasks.train + tasks.evaluation
+    executor_name = params["training"]["executor"]
+    if executor_name == "surrogate":
+        executor = SurrogateExecutor()
+    else:
+        from crewlib.env.llm_executor import LLMExecutor
+        from crewlib.llm import connect
+
+        executor = LLMExecutor.from_params(connect(params), params, system="crew-training")
+    env = CrewEnv([ex for ex, _ in pairs], executor, EnvConfig.from_params(params), tasks=[t for _, t in pairs])
+    n_train = len(tasks.train)
+    return env, list(range(n_train)), list(range(n_train, len(pairs)))
