@@ -1,13 +1,17 @@
 """Run settings: ``params/<mode>.yaml`` plus a few environment overrides.
 
-Every tunable number lives in a params file; this module reads one into a plain dict and
-builds the typed configs the library uses. Secrets never live here: a config names the
-*environment variable* that holds an API key, never the key itself.
+Every tunable number lives in a params file; ``params/quick.yaml`` holds every default and the
+other files extend it. :func:`load_params` validates the merged settings against the schema
+(:mod:`crewlib.schema`) and returns them as a plain dict; :func:`default` gives the typed configs
+of the library their default values from the same file. Secrets never live here: a config names
+the *environment variable* that holds an API key, never the key itself.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
+import functools
 import os
 from pathlib import Path
 from typing import Any
@@ -32,15 +36,24 @@ def _deep_update(base: dict, extra: dict) -> dict:
 
 
 def load_params(mode: str | os.PathLike = "quick", overrides: dict | None = None) -> dict[str, Any]:
-    """Read ``params/<mode>.yaml`` (or a path), apply ``overrides`` (nested dict).
+    """Read ``params/<mode>.yaml`` (or a path), apply ``overrides`` (nested dict), validate.
 
-    A file may name a ``base`` params file whose values it extends.
+    A file may name a ``base`` params file whose values it extends. Raises :class:`ParamsError`
+    naming the file and the key path of every unknown, missing or mistyped setting.
     """
     path = Path(mode)
     if not path.suffix:
         path = PARAMS_DIR / f"{mode}.yaml"
     elif not path.is_absolute() and not path.exists():
         path = PROJECT_ROOT / path  # notebooks run in notebooks/ but name params/full.yaml
+    data = _deep_update(_load_raw(path), overrides or {})
+    data.pop("_source", None)
+    _validate(data, str(path))
+    data["_source"] = str(path)
+    return data
+
+
+def _load_raw(path: Path) -> dict[str, Any]:
     if not path.exists():
         known = sorted(p.stem for p in PARAMS_DIR.glob("*.yaml"))
         raise ParamsError(f"params file {path} not found; known modes: {known}")
@@ -55,9 +68,38 @@ def load_params(mode: str | os.PathLike = "quick", overrides: dict | None = None
         base_path = path.parent / f"{base_name}.yaml"
         if not base_path.exists():
             base_path = PARAMS_DIR / f"{base_name}.yaml"  # a user's file may extend the project's quick/full
-        data = _deep_update(load_params(base_path), data)
-    data.setdefault("_source", str(path))
-    return _deep_update(data, overrides or {})
+        data = _deep_update(_load_raw(base_path), data)
+    return data
+
+
+def _validate(data: dict, source: str) -> None:
+    import pydantic
+
+    from crewlib.schema import Params, validation_messages
+
+    try:
+        Params.model_validate(data)
+    except pydantic.ValidationError as exc:
+        problems = validation_messages(exc)
+        raise ParamsError(f"params file {source}: " + "; ".join(problems)) from None
+
+
+@functools.cache
+def _quick() -> dict:
+    return load_params("quick")
+
+
+def default(key_path: str) -> Any:
+    """The default of a setting, from ``params/quick.yaml`` (``default("llm.timeout_s")``)."""
+    value: Any = _quick()
+    for part in key_path.split("."):
+        value = value[part]
+    return copy.deepcopy(value)
+
+
+def from_quick(key_path: str) -> Any:
+    """A dataclass field whose default is read from ``params/quick.yaml`` when the object is made."""
+    return dataclasses.field(default_factory=lambda: default(key_path))
 
 
 def resolve_path(value: str | os.PathLike) -> Path:

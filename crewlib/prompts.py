@@ -6,7 +6,7 @@ recorded for an older wording are never replayed for the new one.
 
 from __future__ import annotations
 
-PROMPT_VERSION = "2026-12-02.4"
+PROMPT_VERSION = "2026-12-03.1"
 
 # ---------------------------------------------------------------------------------------------
 # CREW agent roles (the LLM executor). Each asks for one JSON object; schemas in crewlib.env.llm_executor.
@@ -152,6 +152,56 @@ Is the sentence's claim about the cited paper supported by the abstract? First g
 the label: "entailment" if the abstract states or clearly implies the claim (a paraphrase or a copy counts), \
 "contradiction" if the abstract says the opposite, "neutral" if the abstract does not say."""
 
+# RWGBench's judge score (crewlib.eval.rwgbench): its own four dimensions, prompt and rubrics.
+RWGBENCH_JUDGE = """Grade the {dimension} of the related-work section below on a 1-5 scale.
+
+Rubric for {dimension}:
+{rubric}
+
+Target paper: {title}
+{abstract}
+
+Related-work section:
+\"\"\"
+{text}
+\"\"\"
+
+Give a one- or two-sentence rationale, then the integer score from 1 to 5."""
+
+RWGBENCH_RUBRICS = {
+    "coherence": """5: every sentence follows from the one before; ideas connect into one consistent account.
+4: coherent overall, with one or two abrupt jumps.
+3: partly coherent; several sentences do not connect to their neighbours.
+2: mostly disconnected statements.
+1: incoherent or self-contradictory.""",
+    "organisation": """5: works are grouped into clear themes, in a sensible order, with paragraphs that each have one \
+purpose.
+4: clear grouping with small problems of order or paragraphing.
+3: some grouping, but themes are mixed or the order is arbitrary.
+2: little grouping; papers are listed one after another.
+1: no discernible organisation.""",
+    "fluency": """5: grammatical, natural and easy to read throughout.
+4: fluent with a few awkward phrases.
+3: readable, with noticeable grammatical or word-choice errors.
+2: frequent errors that slow reading.
+1: hard to read.""",
+    "academic_style": """5: the register of a published paper: precise terms, objective tone, citations woven into \
+the prose.
+4: academic with occasional informal or vague wording.
+3: mixed register; some informal, promotional or vague passages.
+2: mostly informal or conversational.
+1: not academic writing.""",
+}
+
+SOFT_RECALL_NLI = """Related-work text (what it says about the papers it cites):
+{premise}
+
+Claim from a reference related-work section about one cited paper: {hypothesis}
+
+Does the text support the claim? First give a one-sentence reason, then the label: "entailment" if the text \
+states or clearly implies the claim (a paraphrase counts), "contradiction" if the text says the opposite, \
+"neutral" if the text does not say."""
+
 CITATION_FUNCTION = """What is the function of this sentence from a related-work section, with respect to the \
 works it cites?
 - motivation: the cited work motivates the problem the paper addresses
@@ -200,9 +250,15 @@ ORCHESTRATOR = """You coordinate {n_agents} agents writing the related-work sect
 Actions: retrieve (read a new reference), disseminate (share own notes with the team), compose (write or \
 revise a draft paragraph), critique (review the draft and give feedback).
 
-State:
-- references: {n_refs} in the pool, {n_read} read by the team
-- shared notes: {n_global}; open feedback: {n_feedback}; draft paragraphs: {n_segments} ({draft_words} words)
+State (what the agents can see):
+- references: {n_refs} in the pool, {n_read} read by the team; unread: {unread}
+- shared notes ({n_global}):
+{notes}
+- draft paragraphs ({n_segments}, {draft_words} words):
+{draft}
+- open feedback ({n_feedback}):
+{feedback}
+Agents:
 {agents}
 
 Assign one allowed action to every agent. A good episode reads first, shares what was read, drafts from the \
@@ -285,8 +341,8 @@ MARWG_VERIFIER_SYSTEM = (
 MARWG_SUMMARY = """Target paper: {title}
 {abstract}
 
-Candidate reference [{key}] {ref_title}:
-{ref_abstract}
+Candidate reference [{key}] {ref_title}, its passages most relevant to the target:
+{pages}
 
 Summarise [{key}] in 1 or 2 sentences in the context of the target paper: what it does and why it matters \
 for the target. Then label [{key}] on four dimensions, each label at most 4 words: its task (the problem it \
@@ -298,6 +354,16 @@ MARWG_OUTLINE = """Target paper: {title}
 
 Taxonomy of the candidate papers (each node lists the keys of its papers):
 {taxonomy}
+
+Candidate papers (key, title, summary in the context of the target):
+{papers}
+
+Plan the related-work section as {min_topics} to {max_topics} topics, one paragraph each. Give every topic a \
+title of at most {max_words} words and the keys of the candidate papers it covers (at least one each). Cover \
+every candidate key, and use only the keys above."""
+
+MARWG_OUTLINE_NO_TAXONOMY = """Target paper: {title}
+{abstract}
 
 Candidate papers (key, title, summary in the context of the target):
 {papers}
@@ -328,10 +394,11 @@ Candidate papers:
 Draft related-work section, one paragraph per topic:
 {draft}
 
-Review the draft on four dimensions, one or two sentences each, saying concretely what to change: coverage \
-(candidate papers or aspects that are missing), coherence (order, transitions, repetition), relevance (how \
-clearly the works are related to the target paper) and citation_accuracy (claims that do not match the cited \
-paper, or claims without a citation)."""
+Review the draft on four dimensions, one or two sentences each, saying concretely what to change: \
+structural_logic (whether the topics and the works within them are ordered and connected logically), \
+critical_analysis (whether the draft compares the works and states their limitations rather than listing \
+them), prominent_contribution (whether the target paper's contribution stands out against the prior work) \
+and concise_language (wordy, vague or repeated phrasing to cut)."""
 
 MARWG_REVISE = """Target paper: {title}
 

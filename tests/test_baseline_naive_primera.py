@@ -26,8 +26,8 @@ EXAMPLE = RWGExample(
                   "Residual connections ease the training of deep networks."),
     ),
 )
-PARAMS = {"env": {"n_agents": 3, "relevance": "tfidf"}, "baselines": {"max_tokens": 300,
-                                                                       "naive_orchestrator": {"max_steps": 2}}}
+PARAMS = load_params("quick", {"env": {"n_agents": 3, "relevance": "tfidf"},
+                                "baselines": {"max_tokens": 300, "naive_orchestrator": {"max_steps": 2}}})
 
 
 def _plan(*subtasks, done=None):
@@ -88,7 +88,8 @@ def test_naive_orchestrator_end_to_end_without_shared_workspace(make_client):
 
 
 def test_invalid_decomposition_falls_back_to_round_robin(make_client):
-    params = {**PARAMS, "baselines": {"naive_orchestrator": {"max_steps": 1}}}
+    params = load_params("quick", {"env": {"n_agents": 3}, "baselines": {"max_tokens": 300,
+                                                                     "naive_orchestrator": {"max_steps": 1}}})
     with ScriptedOpenAIServer() as server:
         system = NaiveOrchestrator(params, make_client(server, concurrency=1))
         titles = _titles(system)
@@ -129,7 +130,8 @@ def test_failed_agent_call_is_counted_and_the_run_finishes(make_client):
 
 
 def test_failed_final_write_uses_the_replies_and_no_replies_raises(make_client):
-    params = {**PARAMS, "baselines": {"naive_orchestrator": {"max_steps": 0}}}
+    params = load_params("quick", {"env": {"n_agents": 3}, "baselines": {"max_tokens": 300,
+                                                                     "naive_orchestrator": {"max_steps": 0}}})
     with ScriptedOpenAIServer() as server:
         system = NaiveOrchestrator(params, make_client(server, concurrency=1, max_retries=0))
         server.push(_plan((0, "Summarise", ["R1"]), (1, "Summarise", ["R2"])),
@@ -226,14 +228,14 @@ def test_primera_loading_code_offline_and_with_local_weights(tmp_path, monkeypat
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)  # read once, at import
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.delenv("CREW_PRIMERA_PATH", raising=False)
-    offline = Primera({"baselines": {"primera": {"model": "crew-tests/no-such-primera"}}})
+    offline = Primera(load_params("quick", {"baselines": {"primera": {"model": "crew-tests/no-such-primera"}}}))
     with pytest.raises(SystemUnavailableError, match="weights not available: crew-tests/no-such-primera"):
         offline.generate(EXAMPLE)
 
     _tiny_primera(tmp_path / "tiny")
     monkeypatch.setenv("CREW_PRIMERA_PATH", str(tmp_path / "tiny"))  # overrides the params' model
-    system = Primera({"baselines": {"primera": {"model": "allenai/PRIMERA", "max_input_tokens": 40,
-                                                "max_output_tokens": 5, "num_beams": 2, "device": "cpu"}}})
+    system = Primera(load_params("quick", {"baselines": {"primera": {
+        "model": "allenai/PRIMERA", "max_input_tokens": 40, "max_output_tokens": 5, "num_beams": 2, "device": "cpu"}}}))
     generation = system.generate(EXAMPLE)
     assert generation.text and set(generation.text.split()) <= set(TINY_WORDS)
     assert generation.notes["documents"] == 4 and generation.notes["share_tokens"] == 10

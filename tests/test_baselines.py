@@ -18,7 +18,7 @@ from crewlib.data.records import Reference, RWGExample
 from crewlib.env import CrewEnv, EnvConfig
 from crewlib.env.executors import SurrogateExecutor
 from crewlib.env.policies import run_episode
-from crewlib.env.task import Task
+from crewlib.tasks import task_for
 
 PARAMS = load_params("quick")
 WORDS = ["graph", "neural", "network", "message", "passing", "molecule", "attention", "transformer", "benchmark",
@@ -60,7 +60,7 @@ def test_extractive_generates_without_an_llm():
 
 
 def test_srw_reads_in_graph_order():
-    task = Task.from_example(_example())
+    task = task_for(PARAMS, _example())
     order = reading_order(task, 8)
     neighbours = neighbours_in_pool(task)
     assert order[0] == task.keys[0] and sorted(order) == sorted(task.keys)
@@ -98,22 +98,39 @@ def test_orchestrator_assigns_a_valid_action_to_every_agent(make_client):
     with ScriptedOpenAIServer(default=Step(content=json.dumps(later))) as server:
         server.script.append(Step(content=json.dumps(first)))
         env = CrewEnv([_example()], SurrogateExecutor(), EnvConfig.from_params(PARAMS))
-        policy = OrchestratorPolicy(make_client(server, concurrency=1), env)
+        policy = OrchestratorPolicy(make_client(server, concurrency=1), env, max_tokens=160,
+                                    on_failure="fixed_schedule")
         run_episode(env, policy, seed=0, example_index=0)
     assert env.invalid_actions == 0 and len(policy.assigned) == 15
     assert all(len(r) == 3 for r in policy.assigned)
     assert policy.assigned[0]["agent_0"] == "retrieve" and policy.assigned[0]["agent_1"].startswith("default:")
     assert policy.fallbacks["orchestrator: missing or disallowed assignment"] >= 2
-    assert "Round 1 of 15" in server.requests[0]["messages"][1]["content"]
+    prompt = server.requests[0]["messages"][1]["content"]
+    assert "Round 1 of 15" in prompt and "unread: R1 " in prompt and "(empty)" in prompt
+    later_prompt = server.requests[-1]["messages"][1]["content"]  # the full state: notes and read keys appear
+    assert "read R" in later_prompt and "shared notes (" in later_prompt
 
 
-def test_orchestrator_survives_an_endpoint_that_never_answers_validly(make_client):
+def test_a_failed_orchestrator_call_loses_the_rounds_assignment(make_client):
+    """The single point of failure of the paper's fault run: no answer, no actions that round (counted)."""
     with ScriptedOpenAIServer(default=Step(content="no json here")) as server:
         env = CrewEnv([_example()], SurrogateExecutor(), EnvConfig.from_params(PARAMS))
-        policy = OrchestratorPolicy(make_client(server, concurrency=1), env)
+        policy = OrchestratorPolicy(make_client(server, concurrency=1), env, max_tokens=160, on_failure="lose")
         run_episode(env, policy, seed=0, example_index=0)
     assert env.invalid_actions == 0 and policy.fallbacks["orchestrator: OutputValidationError"] == 15
-    assert env.trace.final_draft  # the default schedule still wrote a draft
+    assert env.idle_actions == 45 and all(a == "lost" for r in policy.assigned for a in r.values())
+    assert env.trace.final_draft == ""  # nobody acted
+
+
+def test_the_fixed_schedule_substitute_is_a_labelled_option(make_client):
+    with ScriptedOpenAIServer(default=Step(content="no json here")) as server:
+        env = CrewEnv([_example()], SurrogateExecutor(), EnvConfig.from_params(PARAMS))
+        policy = OrchestratorPolicy(make_client(server, concurrency=1), env, max_tokens=160,
+                                    on_failure="fixed_schedule")
+        run_episode(env, policy, seed=0, example_index=0)
+    assert env.idle_actions == 0 and policy.fallbacks["orchestrator: OutputValidationError"] == 15
+    assert all(a.startswith("default:") for r in policy.assigned for a in r.values())
+    assert env.trace.final_draft  # the substituted schedule wrote a draft
 
 
 def test_long_context_records_its_truncation(make_client):
@@ -127,7 +144,7 @@ def test_long_context_records_its_truncation(make_client):
     assert cut.notes["references_included"] + cut.notes["references_dropped"] == 8
     assert not full.notes["truncated"] and full.notes["references_included"] == 8
     prompt = server.requests[0]["messages"][1]["content"]
-    task = Task.from_example(example)
+    task = task_for(PARAMS, example)
     assert task.references[0].title in prompt and task.references[-1].title not in prompt
 
 
@@ -187,9 +204,10 @@ def test_every_system_generates_on_a_sample_example_with_the_embedded_model():
         "baselines": {"crew": {"rounds": 4}, "orchestrator": {"rounds": 4}, "srw": {"rounds": 2},
                       "naive_orchestrator": {"max_steps": 1}, "marwg": {"budget": 3, "max_verify": 2}},
     })
-    example = demo_target(params, 0)
+    example, task = demo_target(params, 0)
     client = connect(params)
-    frame = run_systems(list(SYSTEMS), [example], params, client, progress=False).set_index("system")
+    frame = run_systems(list(SYSTEMS), [example], params, client, tasks={task.target_id: task},
+                        progress=False).set_index("system")
     assert "weights not available" in frame.loc["primera", "error"]
     for name in SYSTEMS:
         if name == "primera":

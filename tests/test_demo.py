@@ -12,8 +12,9 @@ from crewlib.demo import demo_target, main, run_demo
 
 def test_demo_target_is_an_evaluation_target():
     params = load_params("quick")
-    first, second = demo_target(params, 0), demo_target(params, 1)
+    (first, task), (second, _) = demo_target(params, 0), demo_target(params, 1)
     assert first.target_id != second.target_id and first.gold_related_work
+    assert task.target_id == first.target_id and len(task.references) <= len(first.references)
 
 
 def test_cli_reports_bad_input_without_a_traceback(capsys, tmp_path):

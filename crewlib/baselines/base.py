@@ -3,13 +3,13 @@
 A system is built from params and an :class:`~crewlib.llm.LLMClient` (so tokens, cache and
 faults count the same for all); it sees the target's title and abstract and its reference pool
 — never the gold section. References are keyed ``R1..Rn`` in the pool's relevance order
-(:class:`~crewlib.env.task.Task`), the same keys for every system, so their citations compare.
+(:class:`~crewlib.tasks.Task`, built by :func:`~crewlib.tasks.build_tasks`: citation graph, pool
+filter, centrality), the same keys for every system, so their citations compare.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 import time
 from collections import Counter
 from collections.abc import Mapping
@@ -18,8 +18,9 @@ from typing import ClassVar
 
 from crewlib.citations import CitationCheck, check_citations
 from crewlib.data.records import RWGExample
-from crewlib.env.task import Task
 from crewlib.llm import Caller, CallRecord, Ledger, LLMClient
+from crewlib.tasks import Task, task_for
+from crewlib.text import approx_tokens  # noqa: F401 - part of this module's interface
 
 
 class SystemUnavailableError(RuntimeError):
@@ -63,11 +64,6 @@ class Generation:
         return out
 
 
-def approx_tokens(text: str) -> int:
-    """A tokenizer-free estimate (≈ 4 characters per token for English), used for context budgets."""
-    return math.ceil(len(text) / 4)
-
-
 class System:
     """Base class: subclasses set ``name`` and implement :meth:`_generate`."""
 
@@ -79,28 +75,32 @@ class System:
         if self.uses_llm and client is None:
             raise ValueError(f"{self.name} needs an LLM client (crewlib.llm.connect(params))")
         self.client = client
-        self.settings = dict((self.params.get("baselines") or {}).get(self.name) or {})
-        self.env_params = self.params.get("env") or {}
+        self.settings = dict(self.params["baselines"][self.name])
 
     def caller(self, role: str, agent: int | None = None) -> Caller:
         return Caller(self.name, role, agent)
 
     def task(self, example: RWGExample) -> Task:
-        """The target and its pool in relevance order: the keys every system cites by."""
-        return Task.from_example(example, relevance=self.env_params.get("relevance", "tfidf"),
-                                 target_words=self.env_params.get("target_words", 250))
+        """The target and its pool in relevance order, as the run's :func:`~crewlib.tasks.build_tasks` made it."""
+        return task_for(self.params, example)
 
-    def generate(self, example: RWGExample) -> Generation:
-        """Write the related-work section of ``example``; the LLM calls made are on the result."""
+    def generate(self, example: RWGExample, task: Task | None = None) -> Generation:
+        """Write the related-work section of ``example``; the LLM calls made are on the result.
+
+        ``task``: from the run's :class:`~crewlib.tasks.TaskSet`; by default :meth:`task` finds it.
+        """
+        task = task or self.task(example)
+        if task.target_id != example.target_id:
+            raise ValueError(f"task {task.target_id} given for example {example.target_id}")
         mark = self.client.ledger.mark() if self.client else 0
         t0 = time.perf_counter()
-        generation = self._generate(example)
+        generation = self._generate(example, task)
         generation.wall_s = time.perf_counter() - t0
         if self.client:
             generation.records = self.client.ledger.since(mark)
         return generation
 
-    def _generate(self, example: RWGExample) -> Generation:
+    def _generate(self, example: RWGExample, task: Task) -> Generation:
         raise NotImplementedError
 
 

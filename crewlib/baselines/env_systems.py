@@ -3,9 +3,14 @@
 All three share the workspace, the four actions and the LLM executor (agents act concurrently
 each round); they differ only in who chooses the actions:
 
-- *CREW*: the trained IPPO controller (``checkpoints/ippo_sample.pt`` or ``baselines.crew.checkpoint``);
-- *Orchestrator*: a central LLM that sees the full state and assigns every agent's action each
-  round (JSON, validated against the action masks; a bad assignment falls back to a counted default);
+- *CREW*: the trained IPPO controller (``baselines.crew.checkpoint``, else ``training.shipped_checkpoint``),
+  loaded by :mod:`crewlib.rl.controller`; a missing one is a clear error, never a silent schedule;
+- *Orchestrator*: a central LLM that sees the full state (the draft's segments, the shared notes,
+  the open feedback, each agent's reading and allowed actions) and assigns every agent's action
+  each round. It is a single point of failure, as in the paper's fault run: when its call fails
+  after the client's retries, the round's assignment is lost (every agent idles) and counted;
+  ``baselines.orchestrator.on_failure: fixed_schedule`` instead substitutes the fixed schedule,
+  labelled ``default:`` in ``notes["assigned"]``;
 - *Extractive*: the LLM-free surrogate executor on the fixed read → share → compose → critique schedule.
 """
 
@@ -19,7 +24,6 @@ import pydantic
 
 from crewlib import prompts
 from crewlib.baselines.base import Generation, System, SystemUnavailableError
-from crewlib.config import resolve_path
 from crewlib.data.records import RWGExample
 from crewlib.env import CrewEnv, EnvConfig
 from crewlib.env.executors import SurrogateExecutor
@@ -27,34 +31,33 @@ from crewlib.env.llm_executor import LLMExecutor
 from crewlib.env.policies import FIXED_SCHEDULE, FixedSchedule, run_episode
 from crewlib.env.workspace import Action
 from crewlib.llm import Caller, LLMClient, LLMError
+from crewlib.tasks import Task
 
 ACTION_NAMES = [a.name.lower() for a in Action]
 
 
 class _EnvSystem(System):
-    default_rounds = 15
-
     @property
     def rounds(self) -> int:
-        return int(self.settings.get("rounds", self.default_rounds))
+        return int(self.settings["rounds"])
 
     def executor(self):
-        max_tokens = (self.params.get("demo") or {}).get("max_tokens")
-        return LLMExecutor(self.client, max_tokens=max_tokens, system=self.name)
+        return LLMExecutor.from_params(self.client, self.params, system=self.name)
 
     def policy(self, env: CrewEnv):
         raise NotImplementedError
 
-    def _generate(self, example: RWGExample) -> Generation:
+    def _generate(self, example: RWGExample, task: Task) -> Generation:
         config = dataclasses.replace(EnvConfig.from_params(self.params), horizon=self.rounds)
-        env = CrewEnv([example], self.executor(), config)
+        env = CrewEnv([example], self.executor(), config, tasks=[task])
         policy = self.policy(env)
         run_episode(env, policy, seed=0, example_index=0)
-        trace = env.trace
+        trace = self.trace = env.trace  # the last episode's full trace (the demo saves it)
         fallbacks = Counter(reason for r in trace.rounds for reason in r["llm"]["fallback_reasons"])
         fallbacks.update(getattr(policy, "fallbacks", Counter()))
         notes = {"rounds": self.rounds, "actions": trace.actions_matrix, "invalid_actions": env.invalid_actions,
-                 "team_return": trace.totals["return"]}
+                 "idle_actions": env.idle_actions, "team_return": trace.totals["return"],
+                 "policy": getattr(policy, "name", type(policy).__name__)}
         if hasattr(policy, "assigned"):
             notes["assigned"] = policy.assigned
         return Generation(self.name, example.target_id, trace.final_draft, dict(env.current_task.key_to_id),
@@ -65,19 +68,12 @@ class Crew(_EnvSystem):
     name = "crew"
 
     def policy(self, env: CrewEnv):
-        from crewlib.rl.train import PolicyController, load_checkpoint
+        from crewlib.rl.controller import ControllerError, PolicyController, controller_path
 
-        shipped = (self.params.get("training") or {}).get("shipped_checkpoint", "checkpoints/ippo_sample.pt")
-        path = resolve_path(self.settings.get("checkpoint") or shipped)
-        if not path.exists():
-            raise SystemUnavailableError(f"CREW needs a trained controller: {path} does not exist; train one with "
-                                         "`python -m crewlib.rl --params quick` or set baselines.crew.checkpoint")
-        ckpt = load_checkpoint(path)
-        if ckpt["n_agents"] != env.config.n_agents:
-            raise SystemUnavailableError(f"{path} was trained for {ckpt['n_agents']} agents, env.n_agents is "
-                                         f"{env.config.n_agents}")
-        return PolicyController(ckpt["net"], ckpt["config"], ckpt["n_agents"],
-                                greedy=bool(self.settings.get("greedy", False)))
+        try:
+            return PolicyController.load(controller_path(self.params), greedy=bool(self.settings["greedy"]))
+        except ControllerError as exc:
+            raise SystemUnavailableError(f"CREW needs a trained controller: {exc}") from exc
 
 
 class Extractive(_EnvSystem):
@@ -103,54 +99,73 @@ class Assignments(pydantic.BaseModel):
 class OrchestratorPolicy:
     """A central LLM assigns every agent's action each round from the full workspace state."""
 
-    def __init__(self, client: LLMClient, env: CrewEnv, *, system: str = "orchestrator", max_tokens: int = 160):
+    name = "LLM orchestrator"
+
+    def __init__(self, client: LLMClient, env: CrewEnv, *, system: str = "orchestrator", max_tokens: int,
+                 on_failure: Literal["lose", "fixed_schedule"]) -> None:
         self.client, self.env, self.system, self.max_tokens = client, env, system, max_tokens
+        self.on_failure = on_failure
         self.fallbacks: Counter = Counter()
         self.assigned: list[dict[str, str]] = []  # per round: agent → action name the LLM chose (validated)
 
     def state_prompt(self, t: int, infos: dict) -> str:
+        """The full workspace state, as CREW's agents can see it (never the gold section)."""
         ws, task = self.env.ws, self.env.current_task
+        keys = task.id_to_key
         agents = []
         for i, agent in enumerate(infos):
             allowed = [ACTION_NAMES[a] for a, ok in enumerate(infos[agent]["action_mask"]) if ok]
             last = ws.last_action[i]
-            agents.append(f"- agent {i}: read {len(ws.read_log[i])} papers, {len(ws.unshared(i))} unshared notes, "
+            read = ", ".join(keys[r] for r in ws.read_log[i]) or "nothing"
+            agents.append(f"- agent {i}: read {read}; {len(ws.unshared(i))} unshared notes; "
                           f"last action {ACTION_NAMES[last] if last is not None else 'none'}; "
                           f"allowed: {', '.join(allowed)}")
+        read_team = {r for log in ws.read_log for r in log}
+        unread = ", ".join(f"{keys[r.id]} {r.title}" for r in task.references if r.id not in read_team) or "none"
+        notes = "\n".join(f"  - {n.text}" for n in ws.global_notes) or "  (none)"
+        draft = "\n".join(f"  {s.id}: {s.text}" for s in ws.draft) or "  (empty)"
+        feedback = "\n".join(f"  - {f.kind} on {f.segment_id}: {f.text}" for f in ws.open_feedback()) or "  (none)"
         return prompts.ORCHESTRATOR.format(
             n_agents=len(infos), title=task.title, round=t + 1, rounds=self.env.config.horizon,
-            n_refs=len(task.references), n_read=len({r for log in ws.read_log for r in log}),
-            n_global=len(ws.global_notes), n_feedback=len(ws.open_feedback()), n_segments=len(ws.draft),
-            draft_words=len(ws.draft_text.split()), agents="\n".join(agents))
+            n_refs=len(task.references), n_read=len(read_team), unread=unread, n_global=len(ws.global_notes),
+            notes=notes, n_segments=len(ws.draft), draft_words=len(ws.draft_text.split()), draft=draft,
+            n_feedback=len(ws.open_feedback()), feedback=feedback, agents="\n".join(agents))
 
     def default(self, t: int, mask) -> int:
         """The fixed schedule's action if allowed, else the first allowed action."""
         scheduled = FIXED_SCHEDULE[t % len(FIXED_SCHEDULE)]
         return scheduled if mask[scheduled] else next(a for a, ok in enumerate(mask) if ok)
 
-    def __call__(self, t: int, observations: dict, infos: dict) -> dict[str, int]:
+    def __call__(self, t: int, observations: dict, infos: dict) -> dict[str, int | None]:
         agents = list(observations)
         messages = [{"role": "system", "content": prompts.AGENT_SYSTEM},
                     {"role": "user", "content": self.state_prompt(t, infos)}]
         chosen: dict[int, str] = {}
+        failed = False
         try:
             answer = self.client.chat_json(messages, Assignments, caller=Caller(self.system, "orchestrator"),
                                            max_tokens=self.max_tokens, prompt_version=prompts.PROMPT_VERSION)
             chosen = {a.agent: a.action for a in answer.parsed.assignments}
         except LLMError as exc:
+            failed = True
             self.fallbacks[f"orchestrator: {type(exc).__name__}"] += 1
-        actions, record = {}, {}
+        actions: dict[str, int | None] = {}
+        record = {}
         for i, agent in enumerate(agents):
             mask = infos[agent]["action_mask"]
             name = chosen.get(i)
             if name is not None and mask[ACTION_NAMES.index(name)]:
                 actions[agent] = ACTION_NAMES.index(name)
                 record[agent] = name
-            else:
-                if chosen:  # the LLM answered but not validly for this agent
-                    self.fallbacks["orchestrator: missing or disallowed assignment"] += 1
+                continue
+            if not failed:  # the LLM answered but not validly for this agent
+                self.fallbacks["orchestrator: missing or disallowed assignment"] += 1
+            if self.on_failure == "fixed_schedule":
                 actions[agent] = self.default(t, mask)
                 record[agent] = f"default:{ACTION_NAMES[actions[agent]]}"
+            else:  # the assignment is lost: the agent idles this round
+                actions[agent] = None
+                record[agent] = "lost"
         self.assigned.append(record)
         return actions
 
@@ -159,5 +174,5 @@ class Orchestrator(_EnvSystem):
     name = "orchestrator"
 
     def policy(self, env: CrewEnv):
-        return OrchestratorPolicy(self.client, env, system=self.name,
-                                  max_tokens=int(self.settings.get("max_tokens", 160)))
+        return OrchestratorPolicy(self.client, env, system=self.name, max_tokens=int(self.settings["max_tokens"]),
+                                  on_failure=self.settings["on_failure"])

@@ -1,4 +1,4 @@
-"""Naive Orchestrator — a HuggingGPT-style coordinator with no shared workspace (DESIGN.md §3).
+"""Naive Orchestrator — a HuggingGPT-style coordinator with no shared workspace (docs/method.md, "Naive Orchestrator").
 
 1. *Decompose*: the coordinator splits the task into subtasks ``{agent, instruction, keys}``.
 2. *Execute*: the agents answer concurrently; an agent sees only the target's title, its own
@@ -26,8 +26,8 @@ import pydantic
 from crewlib import prompts
 from crewlib.baselines.base import Generation, System, reference_block
 from crewlib.data.records import RWGExample
-from crewlib.env.task import Task
 from crewlib.llm import ChatRequest, LLMError
+from crewlib.tasks import Task
 
 
 class Subtask(pydantic.BaseModel):
@@ -104,17 +104,16 @@ class Reply:
 
 class NaiveOrchestrator(System):
     name = "naive_orchestrator"
-    # Answer lengths, overridable in baselines.naive_orchestrator; the final write uses baselines.max_tokens.
-    plan_max_tokens = 400  # a JSON list of subtasks
-    agent_max_tokens = 220  # one short paragraph
+    # Answer lengths: baselines.naive_orchestrator.plan_max_tokens (a JSON list of subtasks) and
+    # agent_max_tokens (one short paragraph); the final write uses baselines.max_tokens.
 
     @property
     def n_agents(self) -> int:
-        return int(self.env_params.get("n_agents", 3))
+        return int(self.params["env"]["n_agents"])
 
     @property
     def max_steps(self) -> int:
-        return int(self.settings.get("max_steps", 2))
+        return int(self.settings["max_steps"])
 
     def _coordinator(self, content: str) -> list[dict[str, str]]:
         return [{"role": "system", "content": prompts.NAIVE_COORDINATOR_SYSTEM}, {"role": "user", "content": content}]
@@ -124,7 +123,7 @@ class NaiveOrchestrator(System):
         try:
             return self.client.chat_json(
                 self._coordinator(prompt), schema, caller=self.caller(role),
-                max_tokens=int(self.settings.get("plan_max_tokens", self.plan_max_tokens)),
+                max_tokens=int(self.settings["plan_max_tokens"]),
                 prompt_version=prompts.PROMPT_VERSION).parsed
         except LLMError as exc:
             fallbacks[f"{role}:{type(exc).__name__}"] += 1
@@ -146,7 +145,7 @@ class NaiveOrchestrator(System):
                                               references=reference_block(task, keys=keys))
             messages = [{"role": "system", "content": prompts.NAIVE_AGENT_SYSTEM}, {"role": "user", "content": user}]
             requests.append(ChatRequest(messages, caller=self.caller("agent", agent), sample_index=step,
-                                        max_tokens=int(self.settings.get("agent_max_tokens", self.agent_max_tokens)),
+                                        max_tokens=int(self.settings["agent_max_tokens"]),
                                         prompt_version=prompts.PROMPT_VERSION))
             agents.append(agent)
             agent_keys.append(tuple(keys))
@@ -162,8 +161,7 @@ class NaiveOrchestrator(System):
                 replies.append(Reply(agent, step, keys, outcome.content.strip()))
         return replies
 
-    def _generate(self, example: RWGExample) -> Generation:
-        task = self.task(example)
+    def _generate(self, example: RWGExample, task: Task) -> Generation:
         n_agents = self.n_agents
         decomposition_schema, follow_up_schema = plan_schemas(n_agents, task.keys)
         titles = "\n".join(f"{k}: {r.title}" for k, r in zip(task.keys, task.references, strict=True))
@@ -203,7 +201,7 @@ class NaiveOrchestrator(System):
         text, reason = "", "write:empty"
         try:
             text = self.client.chat(self._coordinator(prompt), caller=self.caller("write"),
-                                    max_tokens=int((self.params.get("baselines") or {}).get("max_tokens", 512)),
+                                    max_tokens=int(self.params["baselines"]["max_tokens"]),
                                     prompt_version=prompts.PROMPT_VERSION).content.strip()
         except LLMError as exc:
             reason = f"write:{type(exc).__name__}"

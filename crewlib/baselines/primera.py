@@ -1,4 +1,4 @@
-"""PRIMERA (Xiao et al. 2022): LED pre-trained for multi-document summarisation (DESIGN.md §3).
+"""PRIMERA (Xiao et al. 2022): LED pre-trained for multi-document summarisation (docs/method.md, "PRIMERA").
 
 The references' ``title. abstract`` texts, in the task's relevance order, are the documents. As in
 PRIMERA's own preprocessing, each document is tokenised alone and cut to an equal share of
@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from crewlib.baselines.base import Generation, System, SystemUnavailableError
 from crewlib.data.records import RWGExample
 from crewlib.llm import LLMClient
+from crewlib.tasks import Task
 
 DOC_SEP = "<doc-sep>"
 
@@ -118,7 +119,6 @@ def load_primera(model: str, device: str | None = None) -> tuple[Any, Any, str]:
 class Primera(System):
     name = "primera"
     uses_llm = False
-    num_beams = 4  # baselines.primera.num_beams overrides
 
     def __init__(self, params: Mapping, client: LLMClient | None = None) -> None:
         super().__init__(params, client)
@@ -126,11 +126,11 @@ class Primera(System):
 
     @property
     def model_name(self) -> str:
-        return os.environ.get("CREW_PRIMERA_PATH") or self.settings.get("model") or "allenai/PRIMERA"
+        return os.environ.get("CREW_PRIMERA_PATH") or self.settings["model"]
 
     def load(self) -> tuple[Any, Any, str]:
         if self._loaded is None:
-            self._loaded = load_primera(self.model_name, self.settings.get("device"))
+            self._loaded = load_primera(self.model_name, self.settings["device"])
         return self._loaded
 
     def summarise(self, documents: Sequence[str]) -> tuple[str, PrimeraInput]:
@@ -138,19 +138,18 @@ class Primera(System):
         model, tokenizer, device = self.load()
         import torch  # after load(): that says clearly when torch is missing
 
-        encoded = format_primera_input(documents, tokenizer, int(self.settings.get("max_input_tokens", 4096)))
+        encoded = format_primera_input(documents, tokenizer, int(self.settings["max_input_tokens"]))
         input_ids = torch.tensor([encoded.input_ids], device=device)
         global_attention_mask = torch.zeros_like(input_ids)
         global_attention_mask[0, encoded.global_attention] = 1
         with torch.no_grad():
             output = model.generate(input_ids=input_ids, attention_mask=torch.ones_like(input_ids),
                                     global_attention_mask=global_attention_mask,
-                                    num_beams=int(self.settings.get("num_beams", self.num_beams)),
-                                    max_new_tokens=int(self.settings.get("max_output_tokens", 256)))
+                                    num_beams=int(self.settings["num_beams"]),
+                                    max_new_tokens=int(self.settings["max_output_tokens"]))
         return tokenizer.decode(output[0], skip_special_tokens=True).strip(), encoded
 
-    def _generate(self, example: RWGExample) -> Generation:
-        task = self.task(example)
+    def _generate(self, example: RWGExample, task: Task) -> Generation:
         text, encoded = self.summarise([ref.text for ref in task.references])
         notes = {"citations": "not produced: PRIMERA writes a summary without [Rk] reference keys",
                  "model": self.model_name, "documents": len(task.references), "input_tokens": len(encoded.input_ids),

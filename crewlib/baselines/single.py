@@ -9,7 +9,7 @@ import numpy as np
 from crewlib import prompts
 from crewlib.baselines.base import Generation, System, approx_tokens, reference_block
 from crewlib.data.records import RWGExample
-from crewlib.env.task import Task
+from crewlib.tasks import Task
 
 
 class _OnePrompt(System):
@@ -23,7 +23,7 @@ class _OnePrompt(System):
 
     @property
     def max_tokens(self) -> int:
-        return int((self.params.get("baselines") or {}).get("max_tokens", 512))
+        return int(self.params["baselines"]["max_tokens"])
 
 
 class LongContext(_OnePrompt):
@@ -33,13 +33,14 @@ class LongContext(_OnePrompt):
 
     @property
     def context_tokens(self) -> int:
-        configured = self.settings.get("context_tokens")
+        configured = self.settings["context_tokens"]
         if configured:
             return int(configured)
-        llm = self.params.get("llm") or {}
-        if llm.get("provider", "embedded") == "embedded":
-            return int((llm.get("embedded") or {}).get("n_ctx_per_slot", 4096))
-        return 32768  # an OpenAI-compatible endpoint: set baselines.long_context.context_tokens for yours
+        llm = self.params["llm"]
+        if llm["provider"] == "embedded":
+            return int(llm["embedded"]["n_ctx_per_slot"])
+        raise ValueError("long_context: set baselines.long_context.context_tokens to the context of "
+                         f"{llm['model']} (null means the embedded model's llm.embedded.n_ctx_per_slot)")
 
     def material(self, task: Task) -> tuple[str, dict]:
         """The reference block that fits, and what was cut. Budgets use :func:`approx_tokens` with a 10% margin."""
@@ -68,8 +69,7 @@ class LongContext(_OnePrompt):
                  "truncated_reference": truncated, "truncated": truncated is not None or included < len(task.keys)}
         return "References:\n" + "\n".join(lines), notes
 
-    def _generate(self, example: RWGExample) -> Generation:
-        task = self.task(example)
+    def _generate(self, example: RWGExample, task: Task) -> Generation:
         material, notes = self.material(task)
         return Generation(self.name, example.target_id, self.write(task, material), dict(task.key_to_id), notes=notes)
 
@@ -87,7 +87,7 @@ class RAG(_OnePrompt):
     name = "rag"
 
     def chunks(self, task: Task) -> list[tuple[str, str]]:
-        size = int(self.settings.get("chunk_words", 80))
+        size = int(self.settings["chunk_words"])
         out = []
         for key, ref in zip(task.keys, task.references, strict=True):
             words = ref.abstract.split() or ["(no abstract)"]
@@ -102,11 +102,10 @@ class RAG(_OnePrompt):
         chunks = self.chunks(task)
         vectors = embed([task.target_text] + [text for _, text in chunks])
         scores = vectors[1:] @ vectors[0]
-        order = np.argsort(-scores, kind="stable")[: int(self.settings.get("top_k", 6))]
+        order = np.argsort(-scores, kind="stable")[: int(self.settings["top_k"])]
         return [Chunk(chunks[i][0], chunks[i][1], float(scores[i])) for i in order]
 
-    def _generate(self, example: RWGExample) -> Generation:
-        task = self.task(example)
+    def _generate(self, example: RWGExample, task: Task) -> Generation:
         retrieved = self.retrieve(task)
         material = "Retrieved passages of the references:\n" + "\n".join(f"[{c.key}] {c.text}" for c in retrieved)
         notes = {"chunks": len(self.chunks(task)), "retrieved": [(c.key, round(c.score, 4)) for c in retrieved]}

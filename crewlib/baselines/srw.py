@@ -1,4 +1,4 @@
-"""SRW — Select, Read, and Write (Liu et al. 2025), as DESIGN.md §3 describes it.
+"""SRW — Select, Read, and Write (Liu et al. 2025), as docs/method.md ("SRW") describes it.
 
 Select: the next reference follows the citation graph — an unread paper connected (cites or is
 cited by, inside the pool) to one already read, most relevant first; the most relevant unread
@@ -17,9 +17,9 @@ from crewlib import prompts
 from crewlib.baselines.base import Generation, approx_tokens
 from crewlib.baselines.single import _OnePrompt
 from crewlib.data.records import RWGExample
-from crewlib.env.task import Task
-from crewlib.env.text import sentences
 from crewlib.llm import LLMError
+from crewlib.tasks import Task
+from crewlib.text import sentences
 
 
 class MemoryNote(pydantic.BaseModel):
@@ -59,7 +59,7 @@ class SRW(_OnePrompt):
 
     @property
     def memory_tokens(self) -> int:
-        return int(self.settings.get("memory_tokens", 4096))
+        return int(self.settings["memory_tokens"])
 
     def cap(self, memory: WorkingMemory) -> tuple[WorkingMemory, int]:
         """Drop the oldest notes until the memory's JSON fits ``memory_tokens``; returns the number dropped."""
@@ -77,13 +77,12 @@ class SRW(_OnePrompt):
                                          memory=json.dumps(memory.model_dump(), ensure_ascii=False))
         messages = [{"role": "system", "content": prompts.WRITER_SYSTEM}, {"role": "user", "content": prompt}]
         result = self.client.chat_json(messages, WorkingMemory, caller=self.caller("reader"),
-                                       max_tokens=int(self.settings.get("read_max_tokens", 400)),
+                                       max_tokens=int(self.settings["read_max_tokens"]),
                                        prompt_version=prompts.PROMPT_VERSION)
         return result.parsed
 
-    def _generate(self, example: RWGExample) -> Generation:
-        task = self.task(example)
-        order = reading_order(task, int(self.settings.get("rounds", 15)))
+    def _generate(self, example: RWGExample, task: Task) -> Generation:
+        order = reading_order(task, int(self.settings["rounds"]))
         memory = WorkingMemory(notes=[])
         generation = Generation(self.name, example.target_id, "", dict(task.key_to_id))
         sizes = []

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from crewlib.config import ParamsError, resolve_path
+from crewlib.config import ParamsError, from_quick, resolve_path
 
 CacheMode = Literal["off", "read_write", "replay"]
 CACHE_MODES = ("off", "read_write", "replay")
@@ -30,36 +30,36 @@ CACHE_MODES = ("off", "read_write", "replay")
 
 @dataclass(frozen=True)
 class EmbeddedConfig:
-    """The local llama.cpp server (DESIGN.md §8)."""
+    """The local llama.cpp server (docs/method.md, "LLM and offline defaults"); defaults: ``params/quick.yaml``."""
 
-    model: str = "qwen2.5-coder-1.5b"
-    n_ctx_per_slot: int = 4096  # llama.cpp splits n_ctx across slots; this is each slot's share
-    n_parallel: int = 4  # concurrent request slots (continuous batching)
-    n_threads: int = 2  # CPU threads for generation
-    startup_timeout_s: float = 180.0
+    model: str = from_quick("llm.embedded.model")
+    n_ctx_per_slot: int = from_quick("llm.embedded.n_ctx_per_slot")  # llama.cpp splits n_ctx across slots
+    n_parallel: int = from_quick("llm.embedded.n_parallel")  # concurrent request slots (continuous batching)
+    n_threads: int = from_quick("llm.embedded.n_threads")  # CPU threads for generation
+    startup_timeout_s: float = from_quick("llm.embedded.startup_timeout_s")
 
 
 @dataclass(frozen=True)
 class LLMConfig:
-    """Where and how to call an LLM. The API key is read from ``api_key_env`` at call time."""
+    """Where and how to call an LLM (defaults: ``params/quick.yaml``); the key is read from ``api_key_env``."""
 
-    provider: Literal["embedded", "openai"] = "embedded"
-    base_url: str | None = None
-    model: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
-    temperature: float = 0.2
-    top_p: float = 1.0
-    max_tokens: int = 512
-    frequency_penalty: float = 0.0  # small local models loop on lists without a little
-    seed: int | None = 0
-    timeout_s: float = 120.0
-    concurrency: int = 4
-    max_retries: int = 4
-    backoff_base_s: float = 1.0
-    backoff_max_s: float = 30.0
-    json_mode: bool = True
-    cache_mode: CacheMode = "read_write"
-    cache_dir: str = "llm_cache"
+    provider: Literal["embedded", "openai"] = from_quick("llm.provider")
+    base_url: str | None = from_quick("llm.base_url")
+    model: str | None = from_quick("llm.model")
+    api_key_env: str = from_quick("llm.api_key_env")
+    temperature: float = from_quick("llm.temperature")
+    top_p: float = from_quick("llm.top_p")
+    max_tokens: int = from_quick("llm.max_tokens")
+    frequency_penalty: float = from_quick("llm.frequency_penalty")
+    seed: int | None = from_quick("llm.seed")
+    timeout_s: float = from_quick("llm.timeout_s")
+    concurrency: int = from_quick("llm.concurrency")
+    max_retries: int = from_quick("llm.max_retries")
+    backoff_base_s: float = from_quick("llm.backoff_base_s")
+    backoff_max_s: float = from_quick("llm.backoff_max_s")
+    json_mode: bool = from_quick("llm.json_mode")
+    cache_mode: CacheMode = from_quick("llm.cache_mode")
+    cache_dir: str = from_quick("llm.cache_dir")
     embedded: EmbeddedConfig = field(default_factory=EmbeddedConfig)
 
     def __post_init__(self) -> None:

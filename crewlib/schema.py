@@ -1,0 +1,287 @@
+"""The params schema: every block of ``params/*.yaml``, typed, with no defaults of its own.
+
+``params/quick.yaml`` is the one place where default values live: every other params file
+extends it (``base: quick``) and this schema requires every key, so a value is written once.
+Unknown keys and wrong types raise :class:`~crewlib.config.ParamsError` naming the key path
+(``env.n_agent``) and the file. Types are strict: ``"4"`` is not an integer.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import pydantic
+from pydantic import ConfigDict, Field
+
+ACTION_NAMES = ("retrieve", "disseminate", "compose", "critique")
+
+
+class Block(pydantic.BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+PositiveInt = Field(ge=1)
+
+
+class Embedded(Block):
+    model: str
+    n_ctx_per_slot: int = PositiveInt
+    n_parallel: int = PositiveInt
+    n_threads: int = PositiveInt
+    startup_timeout_s: float = Field(gt=0)
+
+
+class LLM(Block):
+    provider: Literal["embedded", "openai"]
+    base_url: str | None
+    model: str | None
+    api_key_env: str
+    temperature: float = Field(ge=0)
+    top_p: float = Field(gt=0, le=1)
+    max_tokens: int = PositiveInt
+    frequency_penalty: float
+    seed: int | None
+    timeout_s: float = Field(gt=0)
+    concurrency: int = PositiveInt
+    max_retries: int = Field(ge=0)
+    backoff_base_s: float = Field(ge=0)
+    backoff_max_s: float = Field(ge=0)
+    json_mode: bool
+    cache_mode: Literal["off", "read_write", "replay"]
+    cache_dir: str
+    embedded: Embedded
+
+
+class Demo(Block):
+    target_index: int = Field(ge=0)
+    output_dir: str
+
+
+class Data(Block):
+    source: Literal["sample", "local", "hub"]
+    split: str
+    limit: int | None
+    oarelatedwork_config: str
+    oarelatedwork_path: str | None
+    multinews_path: str | None
+    arxiv_path: str | None
+    pubmed_path: str | None
+
+
+class Split(Block):
+    train_fraction: float = Field(ge=0, le=1)
+    eval_fraction: float = Field(ge=0, le=1)
+    seed: int
+
+
+class Graph(Block):
+    min_connections: int = Field(ge=0)
+
+
+class Features(Block):
+    cache_dir: str | None
+
+
+class Reward(Block):
+    draft: float
+    local: float
+    glob: float
+    feedback: float
+    cost: float
+    alpha: float = Field(ge=0, le=1)
+
+
+class Caps(Block):
+    local_notes: int = PositiveInt
+    global_notes: int = PositiveInt
+    feedback: int = PositiveInt
+
+
+class Env(Block):
+    n_agents: int = PositiveInt
+    horizon: int = PositiveInt
+    relevance: Literal["tfidf", "embedding"]
+    target_words: int = PositiveInt
+    reward: Reward
+    caps: Caps
+    masked_features: list[str]  # feature names or group names, observed as 0 (ablations)
+    disabled_actions: list[Literal[ACTION_NAMES]]  # removed from the action space (always masked)
+
+
+class ActionTokens(Block):
+    retrieve: int = PositiveInt
+    disseminate: int = PositiveInt
+    compose: int = PositiveInt
+    critique: int = PositiveInt
+
+
+class Executor(Block):
+    max_tokens: ActionTokens
+    max_notes: int = PositiveInt
+    context_tokens: int | None = Field(ge=256)  # an action's prompt + answer budget (paper D.1: 6,144)
+
+
+class IPPO(Block):
+    hidden: int = PositiveInt
+    learning_rate: float = Field(gt=0)
+    adam_eps: float = Field(gt=0)
+    gamma: float = Field(ge=0, le=1)
+    gae_lambda: float = Field(ge=0, le=1)
+    clip_coef: float = Field(gt=0)
+    ent_coef: float = Field(ge=0)
+    vf_coef: float = Field(ge=0)
+    max_grad_norm: float = Field(gt=0)
+    update_epochs: int = PositiveInt
+    num_minibatches: int = PositiveInt
+    norm_adv: bool
+    agent_id: bool
+    train_epochs: int = PositiveInt
+    episodes_per_update: int = PositiveInt
+    seed: int
+    device: str
+
+
+class Training(Block):
+    executor: Literal["surrogate", "llm"]
+    out_dir: str
+    shipped_checkpoint: str
+
+
+class Eval(Block):
+    judges: list[dict | None]  # None = the run's own llm; a dict overrides the llm block
+    judge_retries: int = Field(ge=0)
+    soft_recall_threshold: float
+    soft_recall_max_refs: int = PositiveInt
+    sn_threshold: float
+    max_nli_pairs: int = Field(ge=0)
+    max_function_sentences: int = Field(ge=0)
+    judge_max_tokens: int = PositiveInt
+    workers: int = PositiveInt
+
+
+class Crew(Block):
+    rounds: int = PositiveInt
+    greedy: bool
+    checkpoint: str | None  # null: training.shipped_checkpoint
+
+
+class OrchestratorBlock(Block):
+    rounds: int = PositiveInt
+    max_tokens: int = PositiveInt
+    on_failure: Literal["lose", "fixed_schedule"]  # the round's assignment when the orchestrator's call fails
+
+
+class Rounds(Block):
+    rounds: int = PositiveInt
+
+
+class NaiveOrchestrator(Block):
+    max_steps: int = Field(ge=0)
+    plan_max_tokens: int = PositiveInt
+    agent_max_tokens: int = PositiveInt
+
+
+class SRW(Block):
+    rounds: int = PositiveInt
+    memory_tokens: int = PositiveInt
+    read_max_tokens: int = PositiveInt
+
+
+class LongContext(Block):
+    context_tokens: int | None = Field(ge=256)
+
+
+class RAG(Block):
+    chunk_words: int = PositiveInt
+    top_k: int = PositiveInt
+
+
+class Primera(Block):
+    model: str
+    max_input_tokens: int = PositiveInt
+    max_output_tokens: int = PositiveInt
+    num_beams: int = PositiveInt
+    device: str | None
+
+
+class MARWGMaxTokens(Block):
+    summary: int = PositiveInt
+    outline: int = PositiveInt
+    draft: int = PositiveInt
+    feedback: int = PositiveInt
+    revision: int = PositiveInt
+    verify: int = PositiveInt  # also the re-verification of a corrected sentence
+    correction: int = PositiveInt
+
+
+class MARWG(Block):
+    budget: int = PositiveInt  # B only when the example has no gold citations in its pool
+    lambda_: float = Field(ge=0, le=1, alias="lambda")  # λ: 0 = pure relevance (the paper's main setting)
+    pages: int = PositiveInt  # D: top pages per selected paper
+    page_words: int = PositiveInt
+    delta: int = PositiveInt  # δ: a taxonomy node with ρ ≥ δ papers is split
+    l_max: int = PositiveInt
+    max_verify: int = Field(ge=0)
+    generator: dict | None  # an llm override; None = the run's llm
+    verifier: dict | None  # an llm override; None = the generator
+    width_threshold: float = Field(ge=-1, le=1)
+    depth_step: float = Field(ge=0)
+    min_topics: int = PositiveInt
+    max_topics: int = PositiveInt
+    max_title_words: int = PositiveInt
+    topic_titles: bool
+    min_paragraph_words: int = PositiveInt
+    target_chars: int = PositiveInt
+    evidence_chars: int = PositiveInt
+    max_tokens: MARWGMaxTokens
+    taxonomy: bool  # component switches (MA-RWG Table 2 ablation)
+    feedback: bool
+    fact_check: bool
+
+    @pydantic.model_validator(mode="after")
+    def _topic_range(self) -> MARWG:
+        if self.min_topics > self.max_topics:
+            raise ValueError(f"min_topics ({self.min_topics}) exceeds max_topics ({self.max_topics})")
+        return self
+
+
+class Baselines(Block):
+    max_tokens: int = PositiveInt
+    crew: Crew
+    orchestrator: OrchestratorBlock
+    extractive: Rounds
+    naive_orchestrator: NaiveOrchestrator
+    srw: SRW
+    long_context: LongContext
+    rag: RAG
+    primera: Primera
+    marwg: MARWG
+
+
+class Params(Block):
+    llm: LLM
+    demo: Demo
+    data: Data
+    split: Split
+    graph: Graph
+    features: Features
+    env: Env
+    executor: Executor
+    ippo: IPPO
+    training: Training
+    eval: Eval
+    baselines: Baselines
+
+
+def validation_messages(error: pydantic.ValidationError) -> list[str]:
+    """``key.path: what is wrong`` for every problem pydantic found."""
+    out = []
+    for e in error.errors():
+        path = ".".join(str(p) for p in e["loc"])
+        if e["type"] == "extra_forbidden":
+            out.append(f"{path}: unknown setting")
+        elif e["type"] == "missing":
+            out.append(f"{path}: missing (a params file extends params/quick.yaml with `base: quick`)")
+        else:
+            out.append(f"{path}: {e['msg']} (got {e.get('input')!r})")
+    return out
