@@ -1,7 +1,10 @@
-"""MA-RWG: taxonomy growth, outline validation, candidate selection, and the pipeline end to end
-on a scripted server (happy path, garbage answers, fact-check corrections, a dead endpoint)."""
+"""MA-RWG: taxonomy growth (ρ ≥ δ), outline validation, paper selection (λ), top-D pages, the
+budget B, and the pipeline end to end on scripted servers (happy path, garbage answers, the
+component switches, dual-model fact-checking, a dead endpoint)."""
 
+import dataclasses
 import json
+import re
 import zlib
 from collections import Counter
 
@@ -9,12 +12,27 @@ import numpy as np
 import pytest
 from fakes import ScriptedOpenAIServer, Step
 
+from crewlib import prompts
 from crewlib.baselines import make_system
-from crewlib.baselines.marwg import MARWG, Topic, build_taxonomy, fallback_outline, outline_schema, validate_outline
+from crewlib.baselines.marwg import (
+    MARWG,
+    Topic,
+    build_taxonomy,
+    fallback_outline,
+    outline_schema,
+    paper_pages,
+    select_papers,
+    validate_outline,
+)
+from crewlib.config import ParamsError, load_params
 from crewlib.data.records import Reference, RWGExample
-from crewlib.env.task import Task
 from crewlib.llm import EndpointError
 from crewlib.llm.jsonout import JSONAnswerError, parse_json_answer
+from crewlib.tasks import Task
+
+QUICK = load_params("quick")["baselines"]["marwg"]
+GROWTH = {"width_threshold": QUICK["width_threshold"], "depth_step": QUICK["depth_step"]}
+OUTLINE = {"min_topics": QUICK["min_topics"], "max_topics": QUICK["max_topics"], "max_words": QUICK["max_title_words"]}
 
 
 def bag_of_words(texts: list[str]) -> np.ndarray:
@@ -40,12 +58,12 @@ def _check_tree(node, delta, l_max):
         assert all(c.level == node.level + 1 for c in node.children)
         for child in node.children:
             _check_tree(child, delta, l_max)
-    elif len(node.papers) > delta:
-        assert node.level == l_max, f"leaf {node.name!r} holds {len(node.papers)} > δ papers at level {node.level}"
+    elif len(node.papers) >= delta and len(node.papers) > 1:
+        assert node.level == l_max, f"leaf {node.name!r} holds {len(node.papers)} ≥ δ papers at level {node.level}"
 
 
 @pytest.mark.parametrize("names,delta,l_max,depth", [
-    (HIERARCHY, 3, 3, 3), (HIERARCHY, 3, 2, 2), (HIERARCHY, 5, 3, 2), (HIERARCHY, 1, 1, 1), (HIERARCHY, 8, 3, 1),
+    (HIERARCHY, 3, 3, 3), (HIERARCHY, 3, 2, 2), (HIERARCHY, 5, 3, 2), (HIERARCHY, 1, 1, 1), (HIERARCHY, 9, 3, 1),
     (EQUIDISTANT, 3, 3, 3), (EQUIDISTANT, 2, 2, 2),
 ])
 def test_taxonomy_respects_delta_and_l_max_and_keeps_every_paper(names, delta, l_max, depth):
@@ -66,18 +84,31 @@ def test_taxonomy_levels_follow_the_label_hierarchy():
     assert root.children[1].children[1].name.startswith("text lexical")
 
 
+@pytest.mark.parametrize("delta,depth", [(8, 2), (9, 1), (4, 3), (5, 2)])
+def test_depth_expansion_splits_a_node_of_exactly_delta_papers(delta, depth):
+    """Families hold 8 papers and sub-families 4: a node with ρ = δ is split, one with ρ = δ − 1 is not."""
+    labels = {f"R{i}": label for i, label in enumerate(HIERARCHY, 1)}
+    root = build_taxonomy(labels, "Methodology", delta, 3, bag_of_words, width_threshold=0.3, depth_step=0.2)
+    assert root.depth == depth
+    family = root.children[0]
+    assert len(family.papers) == 8 and bool(family.children) == (delta <= 8)
+    if family.children:
+        assert [len(c.papers) for c in family.children] == [4, 4]
+        assert all(bool(c.children) == (delta <= 4) for c in family.children)
+
+
 def test_width_expansion_adds_a_child_for_a_dissimilar_label():
     similar = {"R1": "graph neural network", "R2": "graph neural network model"}
-    root = build_taxonomy(similar, "Methodology", 5, 3, bag_of_words)
+    root = build_taxonomy(similar, "Methodology", 5, 3, bag_of_words, **GROWTH)
     assert [c.papers for c in root.children] == [["R1", "R2"]]
-    grown = build_taxonomy({**similar, "R3": "image segmentation"}, "Methodology", 5, 3, bag_of_words)
+    grown = build_taxonomy({**similar, "R3": "image segmentation"}, "Methodology", 5, 3, bag_of_words, **GROWTH)
     assert [c.papers for c in grown.children] == [["R1", "R2"], ["R3"]]
     assert grown.children[1].name == "image segmentation" and grown.children[1].level == 1
 
 
 def test_identical_labels_cannot_be_split_and_stay_one_leaf():
     labels = {f"R{i}": "unspecified" for i in range(1, 8)}
-    root = build_taxonomy(labels, "Dataset", 5, 3, bag_of_words)
+    root = build_taxonomy(labels, "Dataset", 5, 3, bag_of_words, **GROWTH)
     assert len(root.children) == 1 and root.children[0].children == [] and len(root.children[0].papers) == 7
 
 
@@ -88,8 +119,9 @@ GOOD = [Topic(title="Graph neural networks for recommendation", keys=["R1", "R2"
 
 
 def test_validate_outline_accepts_a_good_outline_and_cleans_keys():
-    assert validate_outline(GOOD, KNOWN) == []
-    assert validate_outline([{"title": "Graphs.", "keys": "[R1], r2"}, {"title": "Text", "keys": ["R3"]}], KNOWN) == []
+    assert validate_outline(GOOD, KNOWN, **OUTLINE) == []
+    assert validate_outline([{"title": "Graphs.", "keys": "[R1], r2"}, {"title": "Text", "keys": ["R3"]}], KNOWN,
+                            **OUTLINE) == []
     assert Topic(title="**Graphs.**", keys=["[R1]", "r1", "R2"]).model_dump() == {"title": "Graphs",
                                                                                    "keys": ["R1", "R2"]}
 
@@ -102,7 +134,7 @@ def test_validate_outline_accepts_a_good_outline_and_cleans_keys():
     ([Topic(title="Graphs", keys=[]), GOOD[1]], "lists no keys"),
 ])
 def test_validate_outline_rejects(topics, problem):
-    problems = validate_outline(topics, KNOWN)
+    problems = validate_outline(topics, KNOWN, **OUTLINE)
     assert any(problem in p for p in problems), problems
 
 
@@ -118,51 +150,116 @@ def test_outline_schema_turns_problems_into_a_reask_message():
 def test_fallback_outline_uses_the_largest_methodology_nodes():
     labels = {"R1": "graph network", "R2": "graph network model", "R3": "graph network layer", "R4": "text model",
               "R5": "kernel method", "R6": "random walk", "R7": "spectral filter"}
-    trees = {"Methodology": build_taxonomy(labels, "Methodology", 5, 3, bag_of_words)}
-    topics = fallback_outline(trees, list(labels), bag_of_words)
+    trees = {"Methodology": build_taxonomy(labels, "Methodology", 5, 3, bag_of_words, **GROWTH)}
+    topics = fallback_outline(trees, list(labels), bag_of_words, **OUTLINE)
     assert len(topics) == 4 and topics[0].keys[:3] == ["R1", "R2", "R3"]
     assert sorted(k for t in topics for k in t.keys) == sorted(labels)  # nodes beyond 4 joined a topic
-    assert validate_outline(topics, list(labels)) == []
+    assert validate_outline(topics, list(labels), **OUTLINE) == []
 
 
-# ------------------------------------------------------------------------------------------ candidates
-def _task(texts: list[str], citations: dict[int, tuple[int, ...]] | None = None) -> Task:
-    citations = citations or {}
-    refs = tuple(Reference(f"p{i}", title, f"{title} abstract", citations=tuple(f"p{j}" for j in citations.get(i, ())))
-                 for i, title in enumerate(texts, 1))
-    relevance = {r.id: 1.0 - 0.05 * i for i, r in enumerate(refs)}
-    return Task("t", "Target", "Target abstract.", refs, relevance, {r.id: 0.0 for r in refs})
+def test_fallback_outline_without_a_taxonomy_cuts_the_candidates_into_runs():
+    topics = fallback_outline({}, ["R1", "R2", "R3", "R4", "R5"], bag_of_words, **OUTLINE)
+    assert [t.keys for t in topics] == [["R1", "R2", "R3"], ["R4", "R5"]]
 
 
-TEXTS = ["graph neural networks", "graph neural networks", "text classification", "image segmentation",
-         "speech recognition", "protein folding", "machine translation", "reinforcement learning"]
+# ------------------------------------------------------------------------------------------ selection (stage 1)
+def marwg_params(**settings) -> dict:
+    return load_params("quick", {"baselines": {"marwg": settings}})
+
+
+def task_of(example: RWGExample, pool: tuple[str, ...] | None = None) -> Task:
+    """The example's task with the pool in the example's order (relevance decreasing), as build_tasks keys it."""
+    refs = tuple(r for r in example.references if pool is None or r.id in pool)
+    return Task(example.target_id, example.title, example.abstract, refs,
+                {r.id: 1.0 - 0.1 * i for i, r in enumerate(refs)}, {r.id: 0.0 for r in refs})
+
+
+# Hand-made MiniLM stand-ins, looked up by the text's first word (a paper's title, the target's "Target").
+VECTORS = {"Target": (1.0, 0.0, 0.0), "A": (1.0, 0.0, 0.0), "Y": (0.5, 0.5, np.sqrt(0.5)),
+           "X": (0.9, 0.1, np.sqrt(0.18)), "D": (0.0, 1.0, 0.0)}
+
+
+def lookup_embed(texts: list[str]) -> np.ndarray:
+    return np.array([VECTORS[t.split(".")[0]] for t in texts])
+
+
+HAND = RWGExample("t", "Target", "abstract.", tuple(Reference(f"p{name}", name, "abstract.") for name in "AYXD"))
+
+
+def test_select_papers_is_the_papers_objective_with_hand_computed_orders():
+    vectors = lookup_embed(["A", "Y", "X", "D"])
+    relevance = vectors @ np.array(VECTORS["Target"])  # A 1, Y 0.5, X 0.9, D 0
+    assert select_papers(relevance, None, 4, 0.0) == [0, 2, 1, 3]  # λ = 0: relevance order
+    assert select_papers(relevance, vectors, 2, 0.0) == [0, 2]
+    # λ = 1: A first (ties go to relevance); then div = 1 − cos to A: Y 0.5, X 0.1, D 1 → D;
+    # then div = 1 − min(cos to A, cos to D): Y 1 − 0.5, X 1 − 0.1 → X (a max would pick Y); then Y.
+    assert select_papers(relevance, vectors, 4, 1.0) == [0, 3, 2, 1]
+
+
+def test_select_candidates_lambda_zero_is_top_b_by_relevance(system_for_params):
+    task = task_of(HAND)  # keys R1 = A, R2 = Y, R3 = X, R4 = D
+    assert system_for_params(lookup_embed, **{"lambda": 0.0}).select_candidates(task, 3) == ["R1", "R3", "R2"]
+    assert system_for_params(lookup_embed, **{"lambda": 1.0}).select_candidates(task, 4) == ["R1", "R4", "R3", "R2"]
+    assert len(system_for_params(lookup_embed).select_candidates(task, 9)) == 4  # B' = min(B, pool)
+
+
+def test_quick_params_use_the_papers_lambda_and_reject_old_or_unknown_settings():
+    assert QUICK["lambda"] == 0 and load_params("full")["baselines"]["marwg"]["lambda"] == 0
+    for bad in ({"depth": 1}, {"longlist_factor": 3}, {"budgett": 3}, {"pages": 0}, {"lambda": 1.5}):
+        with pytest.raises(ParamsError):
+            marwg_params(**bad)
+
+
+def test_settings_have_no_defaults_in_code(make_client, scripted_server):
+    params = marwg_params()
+    del params["baselines"]["marwg"]["pages"]
+    with pytest.raises(ValueError, match="baselines.marwg: pages: missing"):
+        MARWG(params, make_client(scripted_server))
 
 
 @pytest.fixture
-def system_for(make_client, scripted_server):
-    def factory(**settings):
-        return MARWG({"baselines": {"marwg": settings}}, make_client(scripted_server), embed_fn=bag_of_words)
+def system_for_params(make_client, scripted_server):
+    def factory(embed_fn=bag_of_words, **settings):
+        return MARWG(marwg_params(**settings), make_client(scripted_server), embed_fn=embed_fn)
     return factory
 
 
-def test_select_candidates_budget_lambda_one_and_near_duplicates(system_for):
-    task = _task(TEXTS)
-    picked = system_for(budget=4, longlist_factor=2).select_candidates(task)
-    assert len(picked) == 4 == len(set(picked)) and set(picked) <= set(task.keys)
-    assert system_for(budget=4, longlist_factor=2, **{"lambda": 1.0}).select_candidates(task) == task.keys[:4]
-    diverse = system_for(budget=3, **{"lambda": 0.5}).select_candidates(task)
-    assert diverse[0] == "R1" and "R2" not in diverse  # R2 repeats R1's text: skipped for diversity
-    assert "R2" in system_for(budget=3, **{"lambda": 1.0}).select_candidates(task)
+# ------------------------------------------------------------------------------------------ pages (stage 2)
+def plain_words(texts: list[str]) -> np.ndarray:
+    return bag_of_words([" ".join(re.findall(r"[a-z]+", t.lower())) for t in texts])
 
 
-def test_longlist_grows_by_citation_neighbours_inside_the_pool(system_for):
-    task = _task(TEXTS, citations={1: (7,), 7: (8,), 2: (99,)})  # R1 cites R7, R7 cites R8; p99 is not in the pool
-    top, neighbours = system_for(budget=2, longlist_factor=1, depth=1).longlist(task)
-    assert top == [0, 1] and neighbours == {6}
-    assert system_for(budget=2, longlist_factor=1, depth=2).longlist(task)[1] == {6, 7}
-    assert system_for(budget=2, longlist_factor=1, depth=0).longlist(task)[1] == set()
-    with pytest.raises(ValueError, match="unknown baselines.marwg settings"):
-        system_for(budgett=3)
+# Title (1 word) + abstract (10) + the section heading (1) put the section text exactly on page 5.
+LONG = Reference("z", "Zeta", "aa bb cc graph dd ee ff neural gg hh", sections=(("Method", "graph neural networks"),))
+PAGED = RWGExample("t", "Graph", "neural networks", (LONG, Reference("s", "Short", "graph")))
+
+
+def test_paper_pages_cover_title_abstract_and_full_text():
+    assert paper_pages(LONG, 3) == ["Zeta. aa bb", "cc graph dd", "ee ff neural", "gg hh Method.",
+                                    "graph neural networks"]
+
+
+@pytest.mark.parametrize("d,expected", [
+    (1, ["graph neural networks"]),  # cosine to "graph neural networks": 1 (full text) > 1/3 (pages 2, 3)
+    (2, ["cc graph dd", "graph neural networks"]),  # the tie of pages 2 and 3 goes to the earlier page
+    (3, ["cc graph dd", "ee ff neural", "graph neural networks"]),
+])
+def test_each_paper_contributes_its_top_d_pages(system_for_params, d, expected):
+    pages = system_for_params(plain_words, pages=d, page_words=3).pages(task_of(PAGED), ["R1", "R2"])
+    assert pages["R1"] == expected and len(pages["R1"]) == d
+    assert pages["R2"] == ["Short. graph"]  # a paper with fewer than D pages gives them all
+
+
+# ------------------------------------------------------------------------------------------ budget B
+def test_budget_is_the_gold_citations_in_the_pool_else_the_setting(system_for_params):
+    system = system_for_params(budget=4)
+    example = dataclasses.replace(EXAMPLE, gold_cited_ids=("a", "c", "a", "e"))
+    assert system.budget(example, task_of(example)) == (3, "gold")  # distinct ids
+    assert system.budget(example, task_of(example, pool=("a", "b", "c", "d"))) == (2, "gold")  # e left the pool
+    no_gold = dataclasses.replace(EXAMPLE, gold_cited_ids=())
+    assert system.budget(no_gold, task_of(no_gold)) == (4, "setting")
+    outside = dataclasses.replace(EXAMPLE, gold_cited_ids=("e",))
+    assert system.budget(outside, task_of(outside, pool=("a", "b"))) == (4, "setting")
 
 
 # ------------------------------------------------------------------------------------------ end to end
@@ -182,8 +279,9 @@ EXAMPLE = RWGExample(
         Reference("e", "Open graph benchmark", "A collection of graph datasets for benchmarking graph learning. "
                   "It standardises evaluation."),
     ),
-    gold_related_work="SECRET GOLD SECTION [a].", gold_cited_ids=("a",),
+    gold_related_work="SECRET GOLD SECTION [a].", gold_cited_ids=("a", "b", "c", "d", "e"),
 )
+TASK = task_of(EXAMPLE)
 PARAGRAPH = "Graph neural networks learn node representations [R1]. Attention variants weigh neighbours [R2, R3]."
 UNIVERSAL = json.dumps({  # valid for every stage's schema: pydantic ignores the other keys
     "summary": "It learns graph representations useful for citation recommendation.",
@@ -192,47 +290,87 @@ UNIVERSAL = json.dumps({  # valid for every stage's schema: pydantic ignores the
     "topics": [{"title": "Graph neural networks", "keys": ["R1", "R2", "R3"]},
                {"title": "Benchmarks for citation recommendation", "keys": ["R4", "R5"]}],
     "paragraph": PARAGRAPH,
-    "coverage": "Discuss the benchmarks.", "coherence": "Add transitions.", "relevance": "Relate to the target.",
-    "citation_accuracy": "Fine.",
+    "structural_logic": "Order the topics from methods to benchmarks.", "critical_analysis": "Compare R1 and R2.",
+    "prominent_contribution": "State what the target adds.", "concise_language": "Cut repeated phrases.",
     "label": "none", "explanation": "supported by the abstract",
     "sentence": "Graph convolutional networks aggregate neighbour features [R1].",
 })
-PARAMS = {"baselines": {"marwg": {"budget": 5}}}
+# B' + 1 + T + (1 + T) + V + 2E with B' = 5 (the gold citations), T = 2, V = 4 citing sentences, E = 0
+FULL_ROLES = {"summary": 5, "outline": 1, "draft": 2, "feedback": 1, "revision": 2, "verify": 4}
 
 
 def _roles(generation) -> Counter:
     return Counter(r.role for r in generation.records)
 
 
+def _run(make_client, server, example=EXAMPLE, task=TASK, **settings):
+    return MARWG(marwg_params(**settings), make_client(server), embed_fn=bag_of_words).generate(example, task)
+
+
 def test_pipeline_end_to_end_on_scripted_answers(make_client):
     with ScriptedOpenAIServer(default=Step(content=UNIVERSAL)) as server:
         client = make_client(server)
-        assert isinstance(make_system("marwg", PARAMS, client), MARWG)
-        generation = MARWG(PARAMS, client, embed_fn=bag_of_words).generate(EXAMPLE)
+        assert isinstance(make_system("marwg", marwg_params(), client), MARWG)
+        generation = _run(make_client, server)
         bodies = json.dumps(server.requests)
     paragraphs = generation.text.split("\n\n")
     assert len(paragraphs) == 2 and all(p == PARAGRAPH for p in paragraphs)
     check = generation.citation_check
     assert check.markers == 6 and check.unresolved_keys == () and check.verification == 1.0
     assert set(generation.cited_ids) == {generation.key_to_id[k] for k in ("R1", "R2", "R3")}
-    # B' + 2T + 2 + V + 2E = 5 + 4 + 2 + 4 + 0 calls, no re-asks
-    assert _roles(generation) == {"summary": 5, "outline": 1, "draft": 2, "feedback": 1, "revision": 2, "verify": 4}
+    assert _roles(generation) == FULL_ROLES
     assert generation.cost["calls"] == 15 and generation.fallbacks == Counter()
     notes = generation.notes
+    assert (notes["budget"], notes["budget_source"]) == (5, "gold")
     assert notes["outline_source"] == "llm" and [t["title"] for t in notes["outline"]] == [
         "Graph neural networks", "Benchmarks for citation recommendation"]
     assert sorted(notes["candidates"]) == ["R1", "R2", "R3", "R4", "R5"] and notes["uncovered"] == []
+    assert set(notes["pages"]) == set(notes["candidates"]) and max(notes["pages"].values()) <= QUICK["pages"]
     assert set(notes["taxonomy"]) == {"Task", "Methodology", "Dataset", "Evaluation"}
     assert notes["taxonomy"]["Methodology"]["depth"] == 1 and notes["revised"] is True
+    assert set(notes["feedback"]) == {"structural_logic", "critical_analysis", "prominent_contribution",
+                                      "concise_language"}
+    assert notes["verification"] == {"generator": "scripted-model", "verifier": "scripted-model", "dual_model": False}
     assert notes["fact_check"] | {"unresolved": []} == {"checked": 4, "unverifiable": 0, "errors": {}, "corrected": 0,
                                                         "resolved": 0, "still_wrong": 0, "unresolved": []}
-    assert "SECRET GOLD" not in bodies  # the gold section never reaches the model
+    assert "Taxonomy of the candidate papers" in bodies and "SECRET GOLD" not in bodies  # the gold never reaches it
     json.dumps(generation.to_dict())  # notes and records serialise
+
+
+def test_an_example_without_gold_citations_uses_the_budget_setting(make_client):
+    example = dataclasses.replace(EXAMPLE, gold_cited_ids=(), gold_related_work="")
+    with ScriptedOpenAIServer(default=Step(content=UNIVERSAL)) as server:
+        generation = _run(make_client, server, example=example, budget=3)
+    assert (generation.notes["budget"], generation.notes["budget_source"]) == (3, "setting")
+    assert _roles(generation)["summary"] == 3 and len(generation.notes["candidates"]) == 3
+
+
+@pytest.mark.parametrize("switch,removed", [
+    ("taxonomy", {}),  # the outline call stays: it is asked from the summaries alone
+    ("feedback", {"feedback": 1, "revision": 2}),
+    ("fact_check", {"verify": 4}),
+])
+def test_component_switches_remove_their_calls(make_client, switch, removed):
+    with ScriptedOpenAIServer(default=Step(content=UNIVERSAL)) as server:
+        generation = _run(make_client, server, **{switch: False})
+        bodies = json.dumps(server.requests)
+    expected = Counter(FULL_ROLES)
+    expected.subtract(removed)
+    assert _roles(generation) == +expected and len(server.requests) == sum(expected.values())
+    notes = generation.notes
+    assert notes["components"] == {"taxonomy": True, "feedback": True, "fact_check": True} | {switch: False}
+    if switch == "taxonomy":
+        assert notes["taxonomy"] == {} and notes["outline_source"] == "llm"
+        assert "Taxonomy of the candidate papers" not in bodies and "Plan the related-work section" in bodies
+    if switch == "feedback":
+        assert notes["feedback"] is None and notes["revised"] is False
+    if switch == "fact_check":
+        assert notes["fact_check"] is None
 
 
 def test_garbage_answers_give_a_text_built_from_counted_fallbacks(make_client):
     with ScriptedOpenAIServer(default=Step(content="I am sorry, I cannot do that.")) as server:
-        generation = MARWG(PARAMS, make_client(server), embed_fn=bag_of_words).generate(EXAMPLE)
+        generation = _run(make_client, server)
     paragraphs = generation.text.split("\n\n")
     assert 2 <= len(paragraphs) <= 4
     assert generation.citation_check.unresolved_keys == () and len(generation.cited_ids) == 5
@@ -245,19 +383,38 @@ def test_garbage_answers_give_a_text_built_from_counted_fallbacks(make_client):
     assert generation.notes["fact_check"]["unverifiable"] == 5 and generation.notes["fact_check"]["checked"] == 0
 
 
-@pytest.mark.parametrize("second_label,resolved", [("none", True), ("Misrepresentation", False)])
-def test_fact_check_corrects_and_reverifies_with_a_separate_verifier(make_client, monkeypatch, second_label, resolved):
+@pytest.fixture
+def no_llm_env(monkeypatch):
     for var in ("CREW_LLM_BASE_URL", "CREW_LLM_PROVIDER", "CREW_LLM_MODEL", "CREW_LLM_API_KEY_ENV",
                 "CREW_LLM_CACHE_MODE"):
         monkeypatch.delenv(var, raising=False)
-    verdict = lambda label: Step(content=json.dumps({"label": label, "explanation": "checked"}))  # noqa: E731
+
+
+def _override(server, model: str) -> dict:
+    return {"provider": "openai", "base_url": server.base_url, "model": model, "api_key_env": "", "cache_mode": "off"}
+
+
+def _verdict(label: str) -> Step:
+    return Step(content=json.dumps({"label": label, "explanation": "checked"}))
+
+
+@pytest.mark.parametrize("second_label,resolved", [("none", True), ("Misrepresentation", False)])
+def test_dual_model_fact_check_sends_checks_to_the_verifier_and_writing_to_the_generator(
+        make_client, no_llm_env, scripted_server, second_label, resolved):
     with ScriptedOpenAIServer(default=Step(content=UNIVERSAL)) as writer, \
-            ScriptedOpenAIServer(default=verdict(second_label)) as checker:
-        checker.push(*[verdict("unsubstantiated")] * 4)  # the first verdicts (any case) find errors
-        verifier = {"provider": "openai", "base_url": checker.base_url, "model": "verifier-model", "api_key_env": "",
-                    "cache_mode": "off"}
-        params = {"baselines": {"marwg": {"budget": 5, "verifier": verifier}}}
-        generation = MARWG(params, make_client(writer), embed_fn=bag_of_words).generate(EXAMPLE)
+            ScriptedOpenAIServer(default=_verdict(second_label)) as checker:
+        checker.push(*[_verdict("unsubstantiated")] * 4)  # the first verdicts (any case) find errors
+        params = marwg_params(generator=_override(writer, "writer-model"),
+                              verifier=_override(checker, "verifier-model"))
+        generation = MARWG(params, make_client(scripted_server), embed_fn=bag_of_words).generate(EXAMPLE, TASK)
+        writer_systems = [r["messages"][0]["content"] for r in writer.requests]
+        checker_systems = [r["messages"][0]["content"] for r in checker.requests]
+    assert scripted_server.requests == []  # the run's own client wrote nothing: both roles are overridden
+    assert generation.notes["verification"] == {"generator": "writer-model", "verifier": "verifier-model",
+                                                "dual_model": True}
+    # 4 verifications + 4 re-verifications on the verifier; summaries ... corrections on the generator
+    assert len(checker_systems) == 8 and set(checker_systems) == {prompts.MARWG_VERIFIER_SYSTEM}
+    assert len(writer_systems) == 15 and set(writer_systems) == {prompts.MARWG_SYSTEM}
     report = generation.notes["fact_check"]
     assert report["errors"] == {"Unsubstantiated": 4} and report["corrected"] == 4
     assert (report["resolved"], report["still_wrong"]) == ((4, 0) if resolved else (0, 4))
@@ -266,10 +423,17 @@ def test_fact_check_corrects_and_reverifies_with_a_separate_verifier(make_client
     roles = _roles(generation)
     assert roles["verify"] == 4 and roles["correction"] == 4 and roles["reverify"] == 4
     assert {r.model for r in generation.records if r.role in ("verify", "reverify")} == {"verifier-model"}
-    assert {r.model for r in generation.records if r.role == "correction"} == {"scripted-model"}
+    assert {r.model for r in generation.records if r.role != "verify" and r.role != "reverify"} == {"writer-model"}
+
+
+def test_a_verifier_equal_to_the_generator_is_one_model(make_client, no_llm_env, scripted_server):
+    same = _override(scripted_server, "one-model")
+    system = MARWG(marwg_params(generator=same, verifier=dict(same)), make_client(scripted_server))
+    assert system.verifier is system.generator
+    assert system.verification == {"generator": "one-model", "verifier": "one-model", "dual_model": False}
 
 
 def test_an_endpoint_that_answers_nothing_raises_instead_of_a_fallback_text(make_client):
     with ScriptedOpenAIServer(default=Step(status=400, error_message="bad model name")) as server, \
             pytest.raises(EndpointError, match="refused"):
-        MARWG(PARAMS, make_client(server), embed_fn=bag_of_words).generate(EXAMPLE)
+        _run(make_client, server)

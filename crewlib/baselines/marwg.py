@@ -1,28 +1,41 @@
-"""MA-RWG (seed "MA-RWG", DESIGN.md §3): a staged pipeline for the related-work section.
+"""MA-RWG (docs/method.md §MA-RWG): the related-work section as the MA-RWG paper's staged pipeline.
 
-1. **Candidate construction** (no LLM, :meth:`MARWG.select_candidates`): a longlist of the
-   ``longlist_factor × B`` most relevant references, extended by their citation-graph neighbours
-   within ``depth`` hops inside the pool, then ``B`` papers chosen by maximal marginal relevance
-   (λ·relevance − (1−λ)·max MiniLM cosine to the papers already chosen).
-2. **Contextual summaries + pseudo-labels**: per candidate, one or two sentences on the paper in
-   the context of the target, and a label of ≤ 4 words for Task, Methodology, Dataset, Evaluation.
-3. **Taxonomy** (no LLM, :func:`build_taxonomy`): per dimension, labels clustered by MiniLM
+1. **Paper selection** (no LLM, :func:`select_papers`): ``B`` papers of the pool chosen greedily by
+   ``(1−λ)·rel(p_i) + λ·div(p_i)``, with ``rel`` the MiniLM cosine of a paper to the target's title
+   and abstract and ``div(p_i) = 1 − min_{p_j∈S} cos(e_i, e_j)`` over the papers ``S`` already
+   chosen; λ = 0 (the paper's main experiments) is pure relevance. ``B`` is the number of
+   distinct gold-cited references in the pool, as in the paper; the ``budget`` setting serves
+   only an example without gold citations (``notes["budget_source"]``).
+2. **Top pages** (no LLM, :func:`top_pages`): each selected paper's text (title, abstract and any
+   full text) cut into pages of ``page_words`` words; its ``D`` (``pages``) pages most similar to
+   the target are what the next stage reads.
+3. **Contextual summaries + pseudo-labels**: per paper, one or two sentences in the context of the
+   target, and a label of ≤ 4 words for Task, Methodology, Dataset, Evaluation.
+4. **Taxonomy** (no LLM, :func:`build_taxonomy`): per dimension, labels clustered by MiniLM
    similarity; width expansion adds a child for a label unlike every existing one, depth
-   expansion splits a node of more than δ papers with a tighter threshold, down to ``l_max``.
-4. **Outline**: 2–4 topics of ≤ 10 words, each with its candidates (:func:`validate_outline`);
-   an invalid outline falls back to the largest Methodology nodes (:func:`fallback_outline`).
-5. **Draft → feedback → revision**: a paragraph per topic, one review of the whole draft on
-   coverage, coherence, relevance and citation accuracy, then a revision per topic.
-6. **Fact-checking**: the verifier labels up to ``max_verify`` citing sentences against the
+   expansion splits a node of ρ ≥ δ papers with a tighter threshold, down to ``l_max``.
+5. **Outline**: 2–4 topics of ≤ 10 words, each with its papers (:func:`validate_outline`), planned
+   over the taxonomy and the summaries; an invalid outline falls back to the largest Methodology
+   nodes (:func:`fallback_outline`).
+6. **Draft → feedback → revision**: a paragraph per topic, one review of the whole draft on
+   structural logic, critical analysis, prominent contribution and concise language, then a
+   revision per topic.
+7. **Fact-checking**: the verifier — a second model when ``verifier`` names one (dual-model check,
+   ``notes["verification"]``) — labels up to ``max_verify`` citing sentences against the
    abstracts they cite (none or one of :data:`ERROR_TYPES`); each error is corrected by the
    generator and verified once more. A correction still judged wrong is kept (it is at least an
    attempt on the error) and recorded as unresolved in ``notes["fact_check"]``.
 
-LLM calls per example, before the client's re-asks of invalid JSON: ``B' + 2T + 2 + V + 2E``
-with ``B' = min(B, pool)`` candidates, ``T`` topics (2–4), ``V ≤ max_verify`` sentences checked
-and ``E`` errors found (one correction and one re-verification each); with the quick params
-(B = 6, max_verify = 6) at most 6 + 8 + 2 + 6 + 12 = 34. Independent calls of a stage run as one
-batch (summaries, drafts, revisions, verifications, corrections, re-verifications).
+Component switches (the paper's Table 2 ablation): ``taxonomy`` off removes stage 4 (the outline
+is planned from the summaries alone), ``feedback`` off removes the review and the revisions of
+stage 6, ``fact_check`` off removes stage 7.
+
+LLM calls per example, before the client's re-asks of invalid JSON:
+``B' + 1 + T + f·(1 + T) + c·(V + 2E)`` with ``B' = min(B, pool)`` papers, ``T`` topics (2–4),
+``f``/``c`` the feedback/fact-check switches (0 or 1), ``V ≤ max_verify`` sentences checked and
+``E`` errors found (one correction and one re-verification each); with the quick params and
+B = 6 at most 6 + 1 + 4 + 5 + 6 + 12 = 34. Independent calls of a stage run as one batch
+(summaries, drafts, revisions, verifications, corrections, re-verifications).
 
 Every LLM failure becomes a counted fallback in ``Generation.fallbacks`` (``<stage>_invalid``
 for an answer still invalid after the re-ask, ``<stage>_failed`` for an endpoint error), never a
@@ -46,12 +59,13 @@ from crewlib import prompts
 from crewlib.baselines.base import Generation, System
 from crewlib.citations import find_citation_keys
 from crewlib.data.records import Reference, RWGExample
-from crewlib.env.task import Task
-from crewlib.env.text import sentences
 from crewlib.llm import ChatRequest, LLMClient, LLMError, OutputValidationError, connect_override
+from crewlib.tasks import Task
+from crewlib.text import sentences
 
 DIMENSIONS = ("Task", "Methodology", "Dataset", "Evaluation")
 ERROR_TYPES = ("Direct Contradiction", "Unsubstantiated", "Misrepresentation", "Incorrect Attribution", "Other")
+FEEDBACK_DIMENSIONS = ("structural_logic", "critical_analysis", "prominent_contribution", "concise_language")
 UNSPECIFIED = "unspecified"
 # Titles of the last-resort outline, when the taxonomy has too few nodes to make topics of.
 FALLBACK_TITLES = ("Closely related work", "Further related work", "Other related work", "Additional related work")
@@ -61,50 +75,42 @@ EmbedFn = Callable[[list[str]], np.ndarray]
 
 @dataclass(frozen=True)
 class MARWGSettings:
-    """The ``baselines.marwg`` params block; defaults are the quick values (params/quick.yaml)."""
+    """The ``baselines.marwg`` params block (values: params/quick.yaml; constraints: crewlib.schema.MARWG)."""
 
-    budget: int = 6  # B: candidate papers the section is written from
-    lambda_: float = 0.7  # MMR trade-off, "lambda" in params: 1 = relevance only
-    longlist_factor: int = 3  # the longlist holds longlist_factor × B papers before graph expansion
-    depth: int = 1  # citation-graph hops that extend the longlist
-    delta: int = 5  # δ: a taxonomy node with more papers is split (depth expansion)
-    l_max: int = 3  # deepest taxonomy level (the root, the dimension itself, is level 0)
-    max_verify: int = 6  # citing sentences fact-checked per example
-    generator: dict | None = None  # an llm override for the writer; None = the run's client
-    verifier: dict | None = None  # an llm override for the fact-checker; None = the generator
-    width_threshold: float = 0.6  # MiniLM cosine to join an existing node; below it, a new child
-    depth_step: float = 0.1  # the threshold tightens by this much per level of depth expansion
-    min_topics: int = 2
-    max_topics: int = 4
-    max_title_words: int = 10
-    topic_titles: bool = False  # start each paragraph with its bold topic title
-    min_paragraph_words: int = 60  # a paragraph asks for target_words / T words, at least this many
-    target_chars: int = 1000  # the target's abstract is cut to this many characters in prompts
-    abstract_chars: int = 900  # a candidate's abstract, when it is summarised
-    evidence_chars: int = 600  # a cited abstract, when a sentence is verified or corrected
-    max_tokens: dict = field(default_factory=lambda: {"summary": 200, "outline": 300, "draft": 350,
-                                                       "feedback": 300, "revision": 350, "verify": 120,
-                                                       "correction": 150})
+    budget: int  # B for an example without gold citations in its pool
+    lambda_: float  # λ ("lambda" in params): 0 = pure relevance, 1 = pure diversity
+    pages: int  # D: top pages per selected paper
+    page_words: int  # words per page
+    delta: int  # δ: a taxonomy node with ρ ≥ δ papers is split (depth expansion)
+    l_max: int  # deepest taxonomy level (the root, the dimension itself, is level 0)
+    max_verify: int  # citing sentences fact-checked per example
+    generator: dict | None  # an llm override for the writer; None = the run's client
+    verifier: dict | None  # an llm override for the fact-checker; None = the generator
+    width_threshold: float  # MiniLM cosine to join an existing node; below it, a new child
+    depth_step: float  # the threshold tightens by this much per level of depth expansion
+    min_topics: int
+    max_topics: int
+    max_title_words: int
+    topic_titles: bool  # start each paragraph with its bold topic title
+    min_paragraph_words: int  # a paragraph asks for target_words / T words, at least this many
+    target_chars: int  # the target's abstract is cut to this many characters in prompts
+    evidence_chars: int  # a cited abstract, when a sentence is verified or corrected
+    max_tokens: dict  # per stage: summary, outline, draft, feedback, revision, verify, correction
+    taxonomy: bool  # component switches (Table 2 ablation)
+    feedback: bool
+    fact_check: bool
 
     @classmethod
     def from_settings(cls, settings: Mapping) -> MARWGSettings:
-        values = dict(settings)
-        if "lambda" in values:
-            values["lambda_"] = values.pop("lambda")
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = set(values) - known
-        if unknown:
-            raise ValueError(f"unknown baselines.marwg settings: {sorted(unknown)}; known: "
-                             f"{sorted(k.rstrip('_') for k in known)}")
-        values = {k: v for k, v in values.items() if v is not None or k in ("generator", "verifier")}
-        if "max_tokens" in values:
-            values["max_tokens"] = {**cls().max_tokens, **values["max_tokens"]}
-        config = cls(**values)
-        if config.budget < 1 or config.longlist_factor < 1 or config.depth < 0 or not 0.0 <= config.lambda_ <= 1.0:
-            raise ValueError("baselines.marwg needs budget >= 1, longlist_factor >= 1, depth >= 0, 0 <= lambda <= 1")
-        if config.delta < 1 or config.l_max < 1 or not 1 <= config.min_topics <= config.max_topics:
-            raise ValueError("baselines.marwg needs delta >= 1, l_max >= 1 and 1 <= min_topics <= max_topics")
-        return config
+        """Validate ``settings`` against the params schema (one place for the constraints) and read every key."""
+        from crewlib.schema import MARWG as MARWGBlock
+        from crewlib.schema import validation_messages
+
+        try:
+            block = MARWGBlock.model_validate(dict(settings)).model_dump()
+        except pydantic.ValidationError as exc:
+            raise ValueError("baselines.marwg: " + "; ".join(validation_messages(exc))) from exc
+        return cls(**{f.name: block[f.name] for f in dataclasses.fields(cls)})
 
 
 # ------------------------------------------------------------------------------------------ schemas
@@ -146,10 +152,12 @@ class ParagraphOut(pydantic.BaseModel):
 
 
 class FeedbackOut(pydantic.BaseModel):
-    coverage: str
-    coherence: str
-    relevance: str
-    citation_accuracy: str
+    """The review of the draft on MA-RWG's four feedback dimensions (:data:`FEEDBACK_DIMENSIONS`)."""
+
+    structural_logic: str
+    critical_analysis: str
+    prominent_contribution: str
+    concise_language: str
 
 
 def _canonical_label(value: object) -> object:
@@ -177,51 +185,47 @@ class CorrectionOut(pydantic.BaseModel):
     sentence: str = pydantic.Field(min_length=10)
 
 
-# ------------------------------------------------------------------------------------------ stage 1
-def citation_neighbours(references: Sequence[Reference], seeds: Collection[int], depth: int) -> set[int]:
-    """Pool indices within ``depth`` citation hops of ``seeds`` (either direction), seeds excluded."""
-    index = {r.id: i for i, r in enumerate(references)}
-    adjacency: dict[int, set[int]] = {i: set() for i in range(len(references))}
-    for i, ref in enumerate(references):
-        for cited in ref.citations:
-            j = index.get(cited)
-            if j is not None and j != i:
-                adjacency[i].add(j)
-                adjacency[j].add(i)
-    seen, frontier = set(seeds), set(seeds)
-    for _ in range(depth):
-        frontier = {j for i in frontier for j in adjacency[i]} - seen
-        seen |= frontier
-    return seen - set(seeds)
+# ----------------------------------------------------------------------------------------- stages 1-2
+def select_papers(relevance: np.ndarray, vectors: np.ndarray | None, k: int, lam: float) -> list[int]:
+    """Indices of ``k`` papers in the order MA-RWG's greedy selection picks them.
 
-
-def mmr_select(relevance: np.ndarray, vectors: np.ndarray | None, k: int, lam: float) -> list[int]:
-    """Indices of ``k`` items by maximal marginal relevance, in the order chosen.
-
-    score = λ·relevance − (1−λ)·(max cosine to the chosen items); relevance is divided by its
-    maximum so both terms lie on [0, 1] whatever the relevance measure. Ties go to the lower
-    index. ``vectors`` (unit rows) may be None when λ = 1.
+    score_i = (1−λ)·relevance_i + λ·div_i with div_i = 1 − min_{j∈S} cos(e_i, e_j) over the papers
+    ``S`` already picked (the paper's definition: a minimum, not a maximum). On an empty ``S`` the
+    diversity term is the same for every paper. Ties — and so the first pick at λ = 1 — go to the
+    more relevant paper, then to the lower index. ``vectors``: unit rows; unused (may be None) at λ = 0.
     """
-    n = len(relevance)
-    top = float(np.max(relevance)) if n else 0.0
-    rel = np.asarray(relevance, dtype=float) / top if top > 0 else np.zeros(n)
-    sims = vectors @ vectors.T if vectors is not None and lam < 1 else None
-    remaining = list(range(n))
+    rel = np.asarray(relevance, dtype=float)
+    sims = vectors @ vectors.T if vectors is not None and lam > 0 else None
+    nearest = np.ones(len(rel))  # min cosine to S; div = 1 − nearest, 0 for every paper while S is empty
+    remaining = list(range(len(rel)))
     chosen: list[int] = []
-    redundancy = np.zeros(n)
     while remaining and len(chosen) < k:
-        scores = lam * rel[remaining]
-        if sims is not None and chosen:
-            scores = scores - (1 - lam) * redundancy[remaining]
-        best = remaining[int(np.argmax(scores))]
+        score = (1 - lam) * rel + (lam * (1 - nearest) if sims is not None else 0.0)
+        best = max(remaining, key=lambda i: (score[i], rel[i], -i))
         chosen.append(best)
         remaining.remove(best)
         if sims is not None:
-            redundancy = sims[best] if len(chosen) == 1 else np.maximum(redundancy, sims[best])
+            nearest = sims[best].copy() if len(chosen) == 1 else np.minimum(nearest, sims[best])
     return chosen
 
 
-# ------------------------------------------------------------------------------------------ stage 3
+def paper_pages(reference: Reference, page_words: int) -> list[str]:
+    """A paper's available text — title, abstract, then any full-text sections — as pages of ``page_words`` words."""
+    parts = [reference.text, *(f"{heading}. {text}" for heading, text in reference.sections)]
+    words = " ".join(parts).split()
+    return [" ".join(words[i:i + page_words]) for i in range(0, len(words), page_words)]
+
+
+def top_pages(pages: Sequence[str], page_vectors: np.ndarray, target_vector: np.ndarray, d: int) -> list[str]:
+    """The ``d`` pages most similar to the target (cosine of unit rows; ties to the earlier page), in text order."""
+    if len(pages) <= d:
+        return list(pages)
+    sims = np.asarray(page_vectors) @ np.asarray(target_vector)
+    best = sorted(range(len(pages)), key=lambda i: (-sims[i], i))[:d]
+    return [pages[i] for i in sorted(best)]
+
+
+# ------------------------------------------------------------------------------------------ stage 4
 @dataclass
 class TaxonomyNode:
     """A node of a dimension's taxonomy: the root (level 0) is the dimension itself."""
@@ -308,20 +312,20 @@ def _representative(papers: list[str], labels: Mapping[str, str], vector: Mappin
 
 
 def build_taxonomy(labels: Mapping[str, str], dimension: str, delta: int, l_max: int, embed_fn: EmbedFn, *,
-                   width_threshold: float = 0.6, depth_step: float = 0.1) -> TaxonomyNode:
+                   width_threshold: float, depth_step: float) -> TaxonomyNode:
     """The taxonomy of one dimension from the papers' pseudo-labels.
 
     Args:
         labels: paper key → its label on this dimension (order = the order papers are placed).
         dimension: the root's name (e.g. "Methodology").
-        delta: a node with more papers than this is split (depth expansion) if its level < ``l_max``.
+        delta: δ; a node with ρ ≥ δ papers is split (depth expansion) if its level < ``l_max``.
         l_max: the deepest level; the root is level 0, its children level 1.
         embed_fn: texts → embedding rows (MiniLM ``crewlib.relevance.embed`` in the pipeline).
         width_threshold: the cosine to a node's centroid needed to join it at level 1; at level ℓ
             the threshold is ``width_threshold + depth_step·(ℓ−1)`` (tighter deeper down).
 
     A node that the tighter threshold leaves whole is split in two around its two least similar
-    labels; only a node whose labels are all identical stays a leaf with more than δ papers
+    labels; only a node whose labels are all identical stays a leaf with δ or more papers
     above ``l_max`` (no similarity can split it).
     """
     if delta < 1 or l_max < 1:
@@ -343,7 +347,7 @@ def build_taxonomy(labels: Mapping[str, str], dimension: str, delta: int, l_max:
         nodes = []
         for group in groups:
             node = TaxonomyNode(_representative(group, labels, vector), level, group)
-            if len(group) > delta and level < l_max:
+            if len(group) >= delta and level < l_max:  # ρ ≥ δ (the paper)
                 node.children = expand(group, level + 1)
             nodes.append(node)
         return nodes
@@ -352,9 +356,9 @@ def build_taxonomy(labels: Mapping[str, str], dimension: str, delta: int, l_max:
     return root
 
 
-# ------------------------------------------------------------------------------------------ stage 4
-def validate_outline(topics: Sequence[Topic | Mapping], known_keys: Collection[str], *, min_topics: int = 2,
-                     max_topics: int = 4, max_words: int = 10) -> list[str]:
+# ------------------------------------------------------------------------------------------ stage 5
+def validate_outline(topics: Sequence[Topic | Mapping], known_keys: Collection[str], *, min_topics: int,
+                     max_topics: int, max_words: int) -> list[str]:
     """Problems of an outline (empty when valid): the number of topics, a title of more than
     ``max_words`` words (or none), a topic without keys, or keys outside ``known_keys``."""
     topics = [Topic.model_validate(t) if isinstance(t, Mapping) else t for t in topics]
@@ -399,11 +403,12 @@ def _title(name: str, max_words: int) -> str:
 
 
 def fallback_outline(taxonomies: Mapping[str, TaxonomyNode], candidates: Sequence[str], embed_fn: EmbedFn, *,
-                     min_topics: int = 2, max_topics: int = 4, max_words: int = 10) -> list[Topic]:
+                     min_topics: int, max_topics: int, max_words: int) -> list[Topic]:
     """Topics from the taxonomy: the largest ``min_topics``–``max_topics`` Methodology nodes.
 
     Level-1 nodes first; while there are too few, the largest node with children is replaced by
-    them; then the Task tree is tried; last, the candidates are cut into ``min_topics`` runs.
+    them; then the Task tree is tried; last (also with no taxonomy at all), the candidates are cut
+    into ``min_topics`` runs.
     Papers of nodes beyond ``max_topics`` join the topic whose name is most similar to theirs.
     """
     order = {k: i for i, k in enumerate(candidates)}
@@ -443,7 +448,7 @@ def fallback_outline(taxonomies: Mapping[str, TaxonomyNode], candidates: Sequenc
 # ------------------------------------------------------------------------------------------ helpers
 @dataclass
 class PaperCard:
-    """What stage 2 knows of a candidate: its contextual summary and its four pseudo-labels."""
+    """What stage 3 knows of a paper: its contextual summary and its four pseudo-labels."""
 
     key: str
     summary: str
@@ -485,12 +490,12 @@ class MARWG(System):
 
     def __init__(self, params: Mapping, client: LLMClient | None = None, *, embed_fn: EmbedFn | None = None) -> None:
         super().__init__(params, client)
-        self.config = MARWGSettings.from_settings(self.settings)
+        self.config = cfg = MARWGSettings.from_settings(self.settings)
         ledger = client.ledger
-        self.generator = (connect_override(self.params, self.config.generator, ledger=ledger)
-                          if self.config.generator else client)
-        self.verifier = (connect_override(self.params, self.config.verifier, ledger=ledger)
-                         if self.config.verifier else self.generator)
+        self.generator = connect_override(self.params, cfg.generator, ledger=ledger) if cfg.generator else client
+        # A verifier named apart from the generator is a second client (the dual-model check).
+        self.verifier = (connect_override(self.params, cfg.verifier, ledger=ledger)
+                         if cfg.verifier and cfg.verifier != cfg.generator else self.generator)
         self._embed_fn = embed_fn
 
     def embed(self, texts: list[str]) -> np.ndarray:
@@ -501,32 +506,49 @@ class MARWG(System):
 
         return relevance.embed(texts)
 
-    # ---------------------------------------------------------------- stage 1
-    def longlist(self, task: Task) -> tuple[list[int], set[int]]:
-        """Pool indices of the relevance longlist, and of its citation neighbours within ``depth`` hops."""
-        cfg = self.config
-        ranked = sorted(range(len(task.references)), key=lambda i: -task.relevance[task.references[i].id])
-        top = sorted(ranked[: cfg.longlist_factor * cfg.budget])
-        return top, citation_neighbours(task.references, top, cfg.depth)
+    @property
+    def verification(self) -> dict:
+        """Which models write and which check: ``dual_model`` when the verifier is a model of its own."""
+        generator, verifier = self.generator.model, self.verifier.model
+        return {"generator": generator, "verifier": verifier,
+                "dual_model": self.verifier is not self.generator and verifier != generator}
 
-    def select_candidates(self, task: Task) -> list[str]:
-        """Keys (``R3``) of the ``budget`` candidates, in the order MMR chose them (most relevant first)."""
+    # ---------------------------------------------------------------- stage 1
+    def budget(self, example: RWGExample, task: Task) -> tuple[int, str]:
+        """B and where it came from: the gold-cited references in the pool (``"gold"``), else the setting.
+
+        Only the number of gold citations is read — the paper's B — never which papers they are.
+        """
+        gold = {i for i in example.gold_cited_ids if i in task.id_to_key}
+        return (len(gold), "gold") if gold else (self.config.budget, "setting")
+
+    def select_candidates(self, task: Task, budget: int) -> list[str]:
+        """Keys (``R3``) of the ``budget`` papers, in the order :func:`select_papers` picked them."""
+        rows = _unit(self.embed([task.target_text, *(r.text for r in task.references)]))
+        relevance = rows[1:] @ rows[0]  # MiniLM cosine to the target's title and abstract
+        chosen = select_papers(relevance, rows[1:], budget, self.config.lambda_)
+        return [task.keys[i] for i in chosen]
+
+    # ---------------------------------------------------------------- stage 2
+    def pages(self, task: Task, keys: Sequence[str]) -> dict[str, list[str]]:
+        """Each paper's top ``D`` pages by MiniLM cosine to the target (one embedding batch for all)."""
         cfg = self.config
-        top, neighbours = self.longlist(task)
-        pool = sorted(set(top) | neighbours)
-        refs = [task.references[i] for i in pool]
-        relevance = np.array([task.relevance[r.id] for r in refs])
-        vectors = None
-        if cfg.lambda_ < 1 and len(pool) > cfg.budget:
-            vectors = _unit(self.embed([r.text for r in refs]))
-        return [task.keys[pool[i]] for i in mmr_select(relevance, vectors, cfg.budget, cfg.lambda_)]
+        by_key = task.reference_by_key
+        split = {k: paper_pages(by_key[k], cfg.page_words) for k in keys}
+        rows = _unit(self.embed([task.target_text, *(p for k in keys for p in split[k])]))
+        out, at = {}, 1
+        for k in keys:
+            n = len(split[k])
+            out[k] = top_pages(split[k], rows[at:at + n], rows[0], cfg.pages)
+            at += n
+        return out
 
     # ---------------------------------------------------------------- LLM plumbing
     def _ask(self, client: LLMClient, stage: str, messages: list[list[dict]], schema: type[pydantic.BaseModel],
              fallbacks: Counter, *, max_tokens_key: str | None = None) -> tuple[list, list[LLMError]]:
         """One batch of JSON requests; a failed one is None in the answers and counted in ``fallbacks``."""
         requests = [ChatRequest(m, caller=self.caller(stage), schema=schema, prompt_version=prompts.PROMPT_VERSION,
-                                max_tokens=self.config.max_tokens.get(max_tokens_key or stage)) for m in messages]
+                                max_tokens=self.config.max_tokens[max_tokens_key or stage]) for m in messages]
         answers, errors = [], []
         for outcome in client.batch(requests, return_exceptions=True):
             if isinstance(outcome, LLMError):
@@ -542,12 +564,14 @@ class MARWG(System):
     def _messages(user: str, system: str = prompts.MARWG_SYSTEM) -> list[dict]:
         return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
-    # ---------------------------------------------------------------- stage 2
-    def summarize(self, task: Task, keys: list[str], fallbacks: Counter) -> dict[str, PaperCard]:
+    # ---------------------------------------------------------------- stage 3
+    def summarize(self, task: Task, pages: Mapping[str, list[str]], fallbacks: Counter) -> dict[str, PaperCard]:
+        """A contextual summary and four pseudo-labels per paper, from its top pages."""
         by_key = task.reference_by_key
+        keys = list(pages)
         messages = [self._messages(prompts.MARWG_SUMMARY.format(
             title=task.title, abstract=_cut(task.abstract, self.config.target_chars), key=k, ref_title=by_key[k].title,
-            ref_abstract=_cut(by_key[k].abstract, self.config.abstract_chars))) for k in keys]
+            pages="\n".join(pages[k]))) for k in keys]
         answers, errors = self._ask(self.generator, "summary", messages, SummaryOut, fallbacks)
         if errors and len(errors) == len(keys) and not any(isinstance(e, OutputValidationError) for e in errors):
             raise errors[0]  # the endpoint answered nothing: no pipeline ran, so no text to report
@@ -562,33 +586,37 @@ class MARWG(System):
                                        {d: _short_label(v) for d, v in zip(DIMENSIONS, labels, strict=True)})
         return cards
 
-    # ---------------------------------------------------------------- stage 3
+    # ---------------------------------------------------------------- stage 4
     def taxonomies(self, cards: Mapping[str, PaperCard]) -> dict[str, TaxonomyNode]:
         cfg = self.config
         return {d: build_taxonomy({k: c.labels[d] for k, c in cards.items()}, d, cfg.delta, cfg.l_max, self.embed,
                                   width_threshold=cfg.width_threshold, depth_step=cfg.depth_step)
                 for d in DIMENSIONS}
 
-    # ---------------------------------------------------------------- stage 4
+    # ---------------------------------------------------------------- stage 5
     def outline(self, task: Task, cards: Mapping[str, PaperCard], trees: Mapping[str, TaxonomyNode],
                 fallbacks: Counter) -> tuple[list[Topic], str]:
+        """Topics over the taxonomy and the summaries (the summaries alone when ``trees`` is empty)."""
         cfg = self.config
         keys = list(cards)
         min_topics = min(cfg.min_topics, len(keys))
         schema = outline_schema(keys, min_topics=min_topics, max_topics=cfg.max_topics,
                                 max_words=cfg.max_title_words)
-        user = prompts.MARWG_OUTLINE.format(
-            title=task.title, abstract=_cut(task.abstract, self.config.target_chars),
-            taxonomy=f"{trees['Methodology'].render()}\n{trees['Task'].render()}",
-            papers=self._papers_block(task, cards, keys), min_topics=min_topics, max_topics=cfg.max_topics,
-            max_words=cfg.max_title_words)
+        fields = {"title": task.title, "abstract": _cut(task.abstract, cfg.target_chars),
+                  "papers": self._papers_block(task, cards, keys), "min_topics": min_topics,
+                  "max_topics": cfg.max_topics, "max_words": cfg.max_title_words}
+        if trees:
+            user = prompts.MARWG_OUTLINE.format(
+                taxonomy=f"{trees['Methodology'].render()}\n{trees['Task'].render()}", **fields)
+        else:
+            user = prompts.MARWG_OUTLINE_NO_TAXONOMY.format(**fields)
         (answer,), _ = self._ask(self.generator, "outline", [self._messages(user)], schema, fallbacks)
         if answer is not None:
             return list(answer.topics), "llm"
         return fallback_outline(trees, keys, self.embed, min_topics=min_topics, max_topics=cfg.max_topics,
                                 max_words=cfg.max_title_words), "fallback"
 
-    # ---------------------------------------------------------------- stage 5
+    # ---------------------------------------------------------------- stage 6
     @staticmethod
     def _papers_block(task: Task, cards: Mapping[str, PaperCard], keys: Sequence[str]) -> str:
         by_key = task.reference_by_key
@@ -617,6 +645,7 @@ class MARWG(System):
 
     def feedback(self, task: Task, cards: Mapping[str, PaperCard], topics: list[Topic], paragraphs: list[str],
                  fallbacks: Counter) -> FeedbackOut | None:
+        """One review of the whole draft on :data:`FEEDBACK_DIMENSIONS`; None when no valid review came back."""
         draft = "\n\n".join(f"Topic {i}: {t.title}\n{p}" for i, (t, p) in enumerate(zip(topics, paragraphs,
                                                                                           strict=True), 1))
         user = prompts.MARWG_FEEDBACK.format(title=task.title, abstract=_cut(task.abstract, self.config.target_chars),
@@ -628,7 +657,7 @@ class MARWG(System):
                feedback: FeedbackOut, fallbacks: Counter) -> list[str]:
         """One revision per topic, so the outline's topics and order survive by construction."""
         words = max(self.config.min_paragraph_words, task.target_words // len(topics))
-        comments = "\n".join(f"- {name}: {text}" for name, text in feedback.model_dump().items())
+        comments = "\n".join(f"- {name.replace('_', ' ')}: {text}" for name, text in feedback.model_dump().items())
         messages = [self._messages(prompts.MARWG_REVISE.format(
             title=task.title, index=i, n=len(topics), topic=t.title, paragraph=p,
             papers=self._papers_block(task, cards, t.keys), feedback=comments, words=words))
@@ -637,7 +666,7 @@ class MARWG(System):
         return [_one_paragraph(a.paragraph) if a is not None else p
                 for p, a in zip(paragraphs, answers, strict=True)]
 
-    # ---------------------------------------------------------------- stage 6
+    # ---------------------------------------------------------------- stage 7
     def _cited_block(self, task: Task, keys: Sequence[str]) -> str:
         by_key = task.reference_by_key
         chars = self.config.evidence_chars
@@ -706,26 +735,31 @@ class MARWG(System):
         return paragraphs, report
 
     # ---------------------------------------------------------------- the pipeline
-    def _generate(self, example: RWGExample) -> Generation:
-        task = self.task(example)
+    def _generate(self, example: RWGExample, task: Task) -> Generation:
+        cfg = self.config
         fallbacks: Counter = Counter()
-        top, neighbours = self.longlist(task)
-        candidates = self.select_candidates(task)
-        keys = sorted(candidates, key=task.keys.index)  # prompts list papers in relevance order
-        cards = self.summarize(task, keys, fallbacks)
-        trees = self.taxonomies(cards)
+        budget, budget_source = self.budget(example, task)
+        candidates = self.select_candidates(task, budget)
+        keys = sorted(candidates, key=task.keys.index)  # prompts list papers in the pool's relevance order
+        pages = self.pages(task, keys)
+        cards = self.summarize(task, pages, fallbacks)
+        trees = self.taxonomies(cards) if cfg.taxonomy else {}
         topics, outline_source = self.outline(task, cards, trees, fallbacks)
         paragraphs = self.draft(task, cards, topics, fallbacks)
-        comments = self.feedback(task, cards, topics, paragraphs, fallbacks)
+        comments = self.feedback(task, cards, topics, paragraphs, fallbacks) if cfg.feedback else None
         if comments is not None:
             paragraphs = self.revise(task, cards, topics, paragraphs, comments, fallbacks)
-        paragraphs, report = self.fact_check(task, cards, topics, paragraphs, fallbacks)
-        if self.config.topic_titles:
+        report = None
+        if cfg.fact_check:
+            paragraphs, report = self.fact_check(task, cards, topics, paragraphs, fallbacks)
+        if cfg.topic_titles:
             paragraphs = [f"**{t.title}.** {p}" for t, p in zip(topics, paragraphs, strict=True)]
         text = "\n\n".join(paragraphs)
         covered = {k for t in topics for k in t.keys}
         notes = {
-            "candidates": candidates, "longlist": len(top), "graph_neighbours": len(neighbours),
+            "budget": budget, "budget_source": budget_source, "candidates": candidates,
+            "components": {"taxonomy": cfg.taxonomy, "feedback": cfg.feedback, "fact_check": cfg.fact_check},
+            "pages": {k: len(p) for k, p in pages.items()},
             "summaries": {k: c.summary for k, c in cards.items()},
             "labels": {k: c.labels for k, c in cards.items()},
             "taxonomy": {d: {"nodes": t.size, "depth": t.depth, "leaves": len(t.leaves()), "tree": t.to_dict()}
@@ -733,7 +767,7 @@ class MARWG(System):
             "outline": [t.model_dump() for t in topics], "outline_source": outline_source,
             "uncovered": [k for k in keys if k not in covered],
             "feedback": comments.model_dump() if comments is not None else None, "revised": comments is not None,
-            "fact_check": report,
+            "verification": self.verification, "fact_check": report,
             "unknown_keys": sorted(set(k for k in find_citation_keys(text) if k not in task.key_to_id)),
         }
         return Generation(system=self.name, example_id=example.target_id, text=text, key_to_id=task.key_to_id,
