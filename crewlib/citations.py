@@ -1,6 +1,6 @@
 """Citation markers: parse ``[R3]`` / ``[R3, R7]`` and resolve keys to reference ids.
 
-References are shown to an LLM with short keys ``R1..Rn`` (DESIGN.md §1); this module maps
+References are shown to an LLM with short keys ``R1..Rn`` (docs/method.md, "Citation graph and tasks"); this module maps
 them back. Citation verification = share of citations that resolve to a known paper, where
 stray author–year citations ("Smith et al., 2020") count as citations that cannot resolve.
 Outputs of other systems may use numeric markers (``[3]``, ``[3, 5]``, ``[3-5]``):
@@ -74,9 +74,10 @@ class CitationCheck:
         return self.markers + len(self.stray)
 
     @property
-    def verification(self) -> float:
-        """Share of citations that resolve; 1.0 for a text with no citations (nothing unverified)."""
-        return self.resolved / self.citations if self.citations else 1.0
+    def verification(self) -> float | None:
+        """Share of citations that resolve; None for a text with no citations — it has verified nothing
+        (docs/method.md, "Metrics"), so it is reported as unavailable, never as 1.0."""
+        return self.resolved / self.citations if self.citations else None
 
 
 def check_citations(text: str, key_to_id: Mapping[str, str], style: str = "R") -> CitationCheck:

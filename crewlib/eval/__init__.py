@@ -1,4 +1,4 @@
-"""The evaluation suite (DESIGN.md §4): every system's output is scored by this one package.
+"""The evaluation suite (docs/method.md §Metrics): every system's output is scored by this one package.
 
 - :mod:`crewlib.eval.suite` — :class:`Evaluator`, the entry point returning tidy scores
 - :mod:`crewlib.eval.text_metrics` — ROUGE, BERTScore (offline MiniLM, labelled)

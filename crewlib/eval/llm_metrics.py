@@ -1,4 +1,13 @@
-"""Metrics that ask an LLM: the judges (1–5 rubrics), claim–support NLI, citation functions.
+"""Metrics that ask an LLM: the judges (1–5 rubrics), NLI labels, citation functions.
+
+- CREW's judge (the paper's Appendix C.1): Coverage, Logic, Relevance, each 1–5.
+- MA-RWG's text quality (TQ): Clarity, Structure, Relevance, Motivation, Critics, each 1–5.
+- RWGBench's judge score: Coherence, Organisation, Fluency, Academic style, each 1–5, with its
+  own prompt and rubrics (``prompts.RWGBENCH_JUDGE``), mean = the score.
+- NLI (entailment / neutral / contradiction, valued 1 / ½ / 0 in :data:`NLI_VALUE`): claim support
+  (premise: a cited paper's title and abstract; hypothesis: the sentence citing it) and RWGBench
+  soft recall (premise: the generated text's citing sentences; hypothesis: the gold section's
+  claim about one gold reference). Definitions: docs/method.md §Metrics.
 
 Every call goes through the project's :class:`~crewlib.llm.LLMClient` (cache, ledger, faults).
 An answer that is not valid JSON for its schema is re-asked once by the client, then asked
@@ -22,6 +31,7 @@ T = TypeVar("T", bound=pydantic.BaseModel)
 
 CREW_DIMENSIONS = ("coverage", "logic", "relevance")
 TQ_DIMENSIONS = ("clarity", "structure", "relevance", "motivation", "critics")  # MA-RWG text quality
+RWGBENCH_DIMENSIONS = ("coherence", "organisation", "fluency", "academic_style")  # RWGBench judge score
 CITATION_FUNCTIONS = ("motivation", "background", "uses", "extends", "similarities", "differences", "future_work")
 NLI_VALUE = {"entailment": 1.0, "neutral": 0.5, "contradiction": 0.0}
 
@@ -101,6 +111,20 @@ def judge_messages(dimension: str, *, title: str, abstract: str, references: str
     prompt = prompts.JUDGE.format(dimension=dimension, rubric=prompts.RUBRICS[dimension], title=title,
                                   abstract=abstract, references=references, text=text)
     return [{"role": "system", "content": prompts.JUDGE_SYSTEM}, {"role": "user", "content": prompt}]
+
+
+def rwgbench_judge_messages(dimension: str, *, title: str, abstract: str, text: str) -> list[dict]:
+    """RWGBench's judge: its own prompt and rubric for one of :data:`RWGBENCH_DIMENSIONS`."""
+    prompt = prompts.RWGBENCH_JUDGE.format(dimension=dimension.replace("_", " "),
+                                           rubric=prompts.RWGBENCH_RUBRICS[dimension], title=title,
+                                           abstract=abstract, text=text)
+    return [{"role": "system", "content": prompts.JUDGE_SYSTEM}, {"role": "user", "content": prompt}]
+
+
+def soft_recall_messages(generated: str, gold_claim: str) -> list[dict]:
+    """Soft-recall NLI: does the generated text's treatment of its cited papers support a gold claim?"""
+    return [{"role": "system", "content": prompts.NLI_SYSTEM},
+            {"role": "user", "content": prompts.SOFT_RECALL_NLI.format(premise=generated, hypothesis=gold_claim)}]
 
 
 def nli_messages(premise: str, hypothesis: str) -> list[dict]:

@@ -1,11 +1,16 @@
-"""MA-RWG metrics (seed "MA-RWG"), as the suite computes them offline.
+"""MA-RWG metrics (seed "MA-RWG"), as the paper defines them; docs/method.md §Metrics.
 
+- *CC* (citation count): the mean number of citations per cited sentence — over the sentences
+  that carry at least one citation marker, the number of **distinct resolved** references each
+  cites. A repeated key in one sentence (``[R1] ... [R1]``) counts once; a marker that resolves to
+  no reference counts zero, but its sentence still counts as cited. No cited sentence → no CC.
+  E.g. "A [R1][R2]. B [R3]. C." → (2 + 1) / 2 = 1.5.
+- *RC* (reference coverage): the share of the gold reference list (the references the gold
+  section cites) that the generated citations cover, |cited ∩ gold| / |gold|. By definition this
+  is the same number as RWGBench's citation recall. No gold list → no RC.
 - *ClaP* (claim precision): share of citing sentences whose claim at least one cited paper
   entails (LLM NLI over the cited paper's title and abstract).
 - *CitP* (citation precision): share of (sentence, cited paper) pairs labelled entailment.
-- *RC* (reference coverage): share of the example's references the text cites.
-- *CC* (citation correctness): share of citation markers that resolve to a given reference —
-  the same parse as citation verification.
 - *TQ* (text quality): the LLM judges' mean over Clarity, Structure, Relevance, Motivation, Critics (1–5).
 - *SN-P / SN-R / SN-F1*: sentence matching with MiniLM embeddings: a generated sentence counts
   as matched if its best cosine with a gold sentence is ≥ ``threshold`` (precision), and vice
@@ -17,6 +22,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+
+
+def citation_count(cited_per_sentence: Sequence[Sequence[str]]) -> float:
+    """CC: mean distinct resolved references per cited sentence.
+
+    ``cited_per_sentence[i]`` = the resolved reference ids of the i-th sentence that carries a
+    citation marker (possibly empty when none of its markers resolves).
+    """
+    if not cited_per_sentence:
+        raise ValueError("citation count needs at least one sentence with a citation marker")
+    return sum(len(set(ids)) for ids in cited_per_sentence) / len(cited_per_sentence)
+
+
+def reference_coverage(cited: Sequence[str], gold: Sequence[str]) -> float:
+    """RC: share of the gold reference list (ids the gold section cites) among the cited ids."""
+    if not gold:
+        raise ValueError("reference coverage needs the gold reference list")
+    return len(set(cited) & set(gold)) / len(set(gold))
 
 
 def claim_precision(sentence_labels: Sequence[Sequence[str]]) -> float:
@@ -31,12 +54,6 @@ def citation_precision_nli(labels: Sequence[str]) -> float:
     if not labels:
         raise ValueError("citation precision needs at least one labelled citation")
     return sum(label == "entailment" for label in labels) / len(labels)
-
-
-def reference_coverage(cited: Sequence[str], references: Sequence[str]) -> float:
-    if not references:
-        raise ValueError("reference coverage needs references")
-    return len(set(cited) & set(references)) / len(set(references))
 
 
 def sentence_matching(candidate: np.ndarray, gold: np.ndarray, threshold: float = 0.7) -> dict[str, float]:

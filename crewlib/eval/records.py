@@ -21,6 +21,8 @@ class EvalReference:
     ref_id: str
     title: str = ""
     abstract: str = ""
+    surname: str = ""  # first author's, to find author–year citations of it in a gold section
+    year: int | None = None
 
     @property
     def text(self) -> str:
@@ -47,13 +49,19 @@ class EvalExample:
         return {r.ref_id: r for r in self.references}
 
     @property
+    def author_year(self) -> dict[str, tuple[str, int]]:
+        """``ref_id → (first-author surname, year)`` for the references that have both."""
+        return {r.ref_id: (r.surname, r.year) for r in self.references if r.surname and r.year}
+
+    @property
     def has_reference_texts(self) -> bool:
         return any(r.abstract or r.title for r in self.references)
 
     @classmethod
     def from_rwg(cls, example: RWGExample) -> EvalExample:
         """An OARelatedWork-style example; default keys R1..Rn in the example's reference order."""
-        refs = tuple(EvalReference(r.id, r.title, r.abstract) for r in example.references)
+        refs = tuple(EvalReference(r.id, r.title, r.abstract, _surname(r.authors[0]) if r.authors else "", r.year)
+                     for r in example.references)
         keys = dict(zip(reference_keys(len(refs)), (r.ref_id for r in refs), strict=True))
         return cls(example.target_id, example.title, example.abstract, example.gold_related_work, refs,
                    tuple(example.gold_cited_ids), "R", keys)
@@ -69,3 +77,9 @@ class EvalExample:
         gold_ids = tuple(dict.fromkeys(k for k in find_citation_keys(gold, "numeric") if k in known))
         keys = {r.ref_id: r.ref_id for r in refs}
         return cls(str(example_id), title, abstract, gold, refs, gold_ids, "numeric", keys)
+
+
+def _surname(author: str) -> str:
+    """"Smith, J." and "John Smith" → "Smith"."""
+    name = author.split(",")[0] if "," in author else (author.split() or [""])[-1]
+    return name.strip()

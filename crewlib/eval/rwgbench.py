@@ -1,12 +1,24 @@
 """RWGBench metrics (seed "RWGBench"): citation selection, placement, organisation, framing.
 
 Pure functions over parsed texts; the suite (``crewlib.eval.suite``) feeds them embeddings
-and LLM labels. Definitions, where the benchmark leaves a choice open:
+and LLM labels. Definitions (docs/method.md §Metrics), where the benchmark leaves a choice open
+the choice is stated:
 
 - *precision / recall*: distinct resolved cited ids against the gold cited ids; precision is
   0 for a text that cites nothing.
-- *soft recall*: a missed gold paper earns partial credit equal to its embedding cosine with a
-  cited non-gold paper (one-to-one, greedy, only if cosine ≥ ``threshold``).
+- *topical relevance*: how close the papers the text cites are to the target — the mean
+  cosine between the MiniLM embedding of each distinct cited reference's title + abstract and
+  that of the target's abstract (unit vectors; the mean is not clipped). Cited references
+  without a title or abstract are left out; a text citing none with a text has no value.
+- *soft recall*: recall with partial credit graded by entailment, one LLM NLI judgement per gold
+  reference. Premise: the generated text's treatment of the papers it cites (its sentences that
+  carry a resolved citation marker, markers removed). Hypothesis: the gold section's claim about
+  that gold reference (the gold sentences citing it, markers removed). Credit: entailment 1,
+  neutral 0.5, contradiction 0; soft recall = the mean credit over the gold references judged.
+  A gold reference the gold section cites in no sentence we can find is not judged (counted).
+- *soft recall (cosine)*, ``soft_recall_cosine``, a second and different metric kept from earlier
+  versions: a missed gold paper earns partial credit equal to its MiniLM cosine with a cited
+  non-gold paper (one-to-one, greedy, only if cosine ≥ ``eval.soft_recall_threshold``).
 - *citation density*: distinct cited papers per 100 words; reported relative to the gold section
   (generated / gold, so 1.0 = same density).
 - *balance*: share of the distinct cited papers that are cited exactly once.
@@ -14,7 +26,9 @@ and LLM labels. Definitions, where the benchmark leaves a choice open:
   texts, block similarity in [0, 1], normalised by the longer sequence (identical → 1).
 - *citation frame alignment*: 1 − Jensen–Shannon divergence (base 2) between the distributions
   of citation functions (7 classes) of the generated and the gold citing sentences.
-- *judge score 0–1*: (Overall − 1) / 4.
+- *judge score*: RWGBench's own LLM judgement, four dimensions — coherence, organisation,
+  fluency, academic style — each graded 1–5 with its own rubric; the score is their mean (1–5).
+  It is not CREW's Coverage/Logic/Relevance judgement.
 """
 
 from __future__ import annotations
@@ -27,8 +41,8 @@ import numpy as np
 from scipy.spatial.distance import jensenshannon
 
 from crewlib.citations import find_citation_keys
-from crewlib.env.text import sentences, word_count
-from crewlib.eval.llm_metrics import CITATION_FUNCTIONS
+from crewlib.eval.llm_metrics import CITATION_FUNCTIONS, NLI_VALUE, RWGBENCH_DIMENSIONS
+from crewlib.text import sentences, strip_markers, word_count
 
 
 def citation_precision(cited: Sequence[str], gold: Sequence[str]) -> float:
@@ -43,9 +57,9 @@ def citation_recall(cited: Sequence[str], gold: Sequence[str]) -> float:
     return len(set(cited) & set(gold)) / len(set(gold))
 
 
-def soft_recall(cited: Sequence[str], gold: Sequence[str], similarity: Callable[[str, str], float],
-                threshold: float = 0.6) -> float:
-    """Recall where a missed gold paper is partly covered by a topically close cited alternative."""
+def soft_recall_cosine(cited: Sequence[str], gold: Sequence[str], similarity: Callable[[str, str], float],
+                       threshold: float) -> float:
+    """Recall where a missed gold paper is partly covered by a topically close cited alternative (cosine)."""
     gold_set, cited_set = list(dict.fromkeys(gold)), set(cited)
     if not gold_set:
         raise ValueError("soft recall needs gold cited ids")
@@ -64,6 +78,28 @@ def soft_recall(cited: Sequence[str], gold: Sequence[str], similarity: Callable[
             used_a.add(a)
             credit += min(1.0, score)
     return (len(hits) + credit) / len(gold_set)
+
+
+def soft_recall(labels: Sequence[str]) -> float:
+    """Soft recall from one NLI label per judged gold reference: entailment 1, neutral ½, contradiction 0."""
+    if not labels:
+        raise ValueError("soft recall needs at least one judged gold reference")
+    return sum(NLI_VALUE[label] for label in labels) / len(labels)
+
+
+def topical_relevance(cited_vectors: np.ndarray, target_vector: np.ndarray) -> float:
+    """Mean cosine of the cited references' unit embeddings (rows) with the target abstract's."""
+    if len(cited_vectors) == 0:
+        raise ValueError("topical relevance needs at least one cited reference with a text")
+    return float(np.mean(np.asarray(cited_vectors) @ np.asarray(target_vector)))
+
+
+def judge_score(dimension_scores: Mapping[str, float]) -> float:
+    """RWGBench judge score: the mean of the four dimension scores (1–5); all four are required."""
+    missing = [d for d in RWGBENCH_DIMENSIONS if d not in dimension_scores]
+    if missing:
+        raise ValueError(f"the RWGBench judge score needs every dimension; missing {missing}")
+    return float(np.mean([dimension_scores[d] for d in RWGBENCH_DIMENSIONS]))
 
 
 def citation_density(n_cited: int, text: str) -> float:
@@ -114,6 +150,34 @@ def citing_sentences(text: str, key_to_id: Mapping[str, str], style: str = "R") 
     return out
 
 
+def gold_claims(gold: str, key_to_id: Mapping[str, str], style: str = "R",
+                author_year: Mapping[str, tuple[str, int]] | None = None) -> dict[str, str]:
+    """The gold section's claim about each reference it cites: its citing sentences, markers removed.
+
+    A sentence cites a reference through a marker that resolves to it or, for a gold section
+    written with author–year citations, through the reference's first-author surname followed
+    within 40 characters by its year (``author_year[ref_id] = (surname, year)``).
+    """
+    parts = sentences(gold)
+    spans, pos = [], 0
+    for part in parts:
+        start = gold.index(part, pos)
+        spans.append((start, start + len(part)))
+        pos = start + len(part)
+    cited: dict[str, list[int]] = {}
+    for i, part in enumerate(parts):
+        for rid in dict.fromkeys(key_to_id[k] for k in find_citation_keys(part, style) if k in key_to_id):
+            cited.setdefault(rid, []).append(i)
+    for rid, (surname, year) in (author_year or {}).items():
+        if not (surname and year):
+            continue
+        # Over the whole text: the splitter may cut "Smith et al. (2019)" after "al.".
+        for match in re.finditer(rf"\b{re.escape(surname)}\b.{{0,40}}?\b{year}", gold):
+            overlapping = [i for i, (a, b) in enumerate(spans) if a < match.end() and b > match.start()]
+            cited.setdefault(rid, []).extend(overlapping)
+    return {rid: " ".join(strip_markers(parts[i]) for i in sorted(set(where))) for rid, where in cited.items()}
+
+
 def function_distribution(labels: Sequence[str]) -> np.ndarray:
     counts = Counter(labels)
     vector = np.array([counts.get(f, 0) for f in CITATION_FUNCTIONS], dtype=float)
@@ -127,7 +191,3 @@ def frame_alignment(candidate_labels: Sequence[str], gold_labels: Sequence[str])
     divergence = jensenshannon(function_distribution(candidate_labels), function_distribution(gold_labels),
                                base=2) ** 2  # scipy returns the distance, the square root of the divergence
     return float(np.clip(1.0 - divergence, 0.0, 1.0))
-
-
-def judge_score_01(overall: float) -> float:
-    return (overall - 1.0) / 4.0

@@ -5,10 +5,26 @@
 
 ``outputs`` has one row per system × example: ``system``, ``example``, ``text`` and optionally
 ``key_to_id`` (the keys that system showed its LLM) and cost columns (``prompt_tokens``,
-``completion_tokens``, ``calls``, ``wall_s``). A metric group that cannot be computed for a row
-(no gold citations, no reference texts, an empty output ...) yields no value; it is listed in
-``scores.attrs["unavailable"]`` with the reason. LLM judgements that failed after retries are
-listed in ``scores.attrs["missing"]``. ``scores.attrs["timing_s"]`` holds seconds per group.
+``completion_tokens``, ``calls``, ``wall_s``). A metric that cannot be computed for a row (no
+gold citations, no reference texts, no citation markers, an empty output ...) yields no value;
+it is listed in ``scores.attrs["unavailable"]`` with its group, its metric (``"*"`` for the whole
+group) and the reason. LLM judgements that failed after retries are listed in
+``scores.attrs["missing"]``. ``scores.attrs["timing_s"]`` holds seconds per group.
+
+Metric groups and their papers (definitions in the modules named, and docs/method.md §Metrics):
+
+- ``citation`` — CREW's citation verification (share of citations — markers and stray
+  author–year citations — that resolve to a reference; **unavailable** for a text with no
+  citation at all, never 1.0), the markers and stray citations counted; MA-RWG's CC and RC
+  (:mod:`crewlib.eval.marwg`); RWGBench's citation precision, recall, density ratio and balance
+  (:mod:`crewlib.eval.rwgbench`).
+- ``rouge``, ``bertscore`` — against the gold section (:mod:`crewlib.eval.text_metrics`).
+- ``topical_relevance``, ``soft_recall_cosine``, ``pss`` — RWGBench, MiniLM embeddings.
+- ``sn`` — MA-RWG sentence matching, MiniLM embeddings.
+- ``judge`` (CREW: Coverage, Logic, Relevance), ``rwgbench_judge`` (RWGBench: Coherence,
+  Organisation, Fluency, Academic style), ``tq`` (MA-RWG text quality) — LLM judges, 1–5.
+- ``soft_recall`` (RWGBench, NLI-graded), ``claim_support`` (with MA-RWG's ClaP and CitP),
+  ``frame_alignment`` (RWGBench) — LLM labels.
 """
 
 from __future__ import annotations
@@ -23,11 +39,12 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from crewlib.citations import CitationCheck, check_citations, find_citation_keys
-from crewlib.env.text import sentences, strip_markers
+from crewlib.config import from_quick
 from crewlib.eval import marwg, rwgbench
 from crewlib.eval.llm_metrics import (
     CREW_DIMENSIONS,
     NLI_VALUE,
+    RWGBENCH_DIMENSIONS,
     TQ_DIMENSIONS,
     FunctionAnswer,
     Judge,
@@ -39,29 +56,36 @@ from crewlib.eval.llm_metrics import (
     judges_from_params,
     nli_messages,
     parallel,
+    rwgbench_judge_messages,
+    soft_recall_messages,
 )
 from crewlib.eval.records import EvalExample
 from crewlib.eval.text_metrics import BERTSCORE_LABEL, bertscore, rouge
 from crewlib.llm import Caller, Ledger
+from crewlib.text import sentences, strip_markers
 
-REFERENCE_METRICS = ("citation", "rouge", "bertscore", "soft_recall", "topical_relevance", "pss", "sn", "cost")
-LLM_METRICS = ("judge", "tq", "claim_support", "frame_alignment")
+REFERENCE_METRICS = ("citation", "rouge", "bertscore", "soft_recall_cosine", "topical_relevance", "pss", "sn",
+                     "cost")
+LLM_METRICS = ("judge", "rwgbench_judge", "tq", "soft_recall", "claim_support", "frame_alignment")
 COST_COLUMNS = ("prompt_tokens", "completion_tokens", "calls", "wall_s")
 
 
 class Unavailable(Exception):
-    """A metric group cannot be computed for this output; the message says why."""
+    """A metric (raised: its whole group; returned as a value: that metric) cannot be computed; the message says why."""
 
 
 @dataclass(frozen=True)
 class EvalSettings:
-    soft_recall_threshold: float = 0.6  # cosine above which an alternative earns soft-recall credit
-    sn_threshold: float = 0.7  # cosine for a sentence match (SN-P/R/F1)
-    judge_retries: int = 1  # fresh samples after the client's own re-ask
-    max_nli_pairs: int = 12  # (sentence, cited paper) pairs labelled per output, in text order
-    max_function_sentences: int = 12  # citing sentences classified per text
-    judge_max_tokens: int = 200
-    workers: int = 4
+    """The ``eval`` block of the params; the defaults are ``params/quick.yaml``'s."""
+
+    soft_recall_threshold: float = from_quick("eval.soft_recall_threshold")  # cosine for soft_recall_cosine credit
+    soft_recall_max_refs: int = from_quick("eval.soft_recall_max_refs")  # gold references NLI-judged per output
+    sn_threshold: float = from_quick("eval.sn_threshold")  # cosine for a sentence match (SN-P/R/F1)
+    judge_retries: int = from_quick("eval.judge_retries")  # fresh samples after the client's own re-ask
+    max_nli_pairs: int = from_quick("eval.max_nli_pairs")  # (sentence, cited paper) pairs labelled per output
+    max_function_sentences: int = from_quick("eval.max_function_sentences")  # citing sentences classified per text
+    judge_max_tokens: int = from_quick("eval.judge_max_tokens")
+    workers: int = from_quick("eval.workers")
 
     @classmethod
     def from_params(cls, params: Mapping | None) -> EvalSettings:
@@ -104,9 +128,10 @@ class Evaluator:
         self._vectors: dict[str, np.ndarray] = {}
         self._gold_functions: dict[str, list[str]] = {}
         self.groups: dict[str, Callable[[Item], dict[str, float]]] = {
-            "citation": self._citation, "rouge": self._rouge, "soft_recall": self._soft_recall,
+            "citation": self._citation, "rouge": self._rouge, "soft_recall_cosine": self._soft_recall_cosine,
             "topical_relevance": self._topical_relevance, "pss": self._pss, "sn": self._sn, "cost": self._cost,
-            "judge": self._judge, "tq": self._tq, "claim_support": self._claim_support,
+            "judge": self._judge, "rwgbench_judge": self._rwgbench_judge, "tq": self._tq,
+            "soft_recall": self._soft_recall, "claim_support": self._claim_support,
             "frame_alignment": self._frame_alignment,
         }
         self.missing: list[dict] = []
@@ -146,12 +171,16 @@ class Evaluator:
                         results.append(exc)
                     bar.update(1)
             for item, result in zip(items, results, strict=True):
+                where = {"system": item.system, "example": item.example.example_id, "group": group}
                 if isinstance(result, Unavailable):
-                    unavailable.append({"system": item.system, "example": item.example.example_id,
-                                        "group": group, "reason": str(result)})
+                    unavailable.append({**where, "metric": "*", "reason": str(result)})
                     continue
-                rows += [{"system": item.system, "example": item.example.example_id, "metric": name,
-                          "value": float(value)} for name, value in result.items()]
+                for name, value in result.items():
+                    if isinstance(value, Unavailable):  # one metric of the group: counted, never a number
+                        unavailable.append({**where, "metric": name, "reason": str(value)})
+                    else:
+                        rows.append({"system": item.system, "example": item.example.example_id, "metric": name,
+                                     "value": float(value)})
             timing[group] = time.perf_counter() - t0
         bar.close()
         frame = pd.DataFrame(rows, columns=["system", "example", "metric", "value"])
@@ -175,7 +204,7 @@ class Evaluator:
                 # An unavailable system (e.g. PRIMERA offline) or an empty generation: no metric for it.
                 reason = row.get("error") or "no output"
                 unavailable.append({"system": row["system"], "example": example.example_id, "group": "*",
-                                    "reason": str(reason)})
+                                    "metric": "*", "reason": str(reason)})
                 continue
             key_to_id = row.get("key_to_id")
             key_to_id = dict(key_to_id) if isinstance(key_to_id, Mapping) else dict(example.default_keys)
@@ -193,21 +222,30 @@ class Evaluator:
         return np.array([self._vectors[t] for t in texts])
 
     # ------------------------------------------------------------------ reference-based groups
-    def _citation(self, item: Item) -> dict[str, float]:
+    def _citation(self, item: Item) -> dict[str, float | Unavailable]:
         check, ex = item.check, item.example
-        out = {"citation_verification": check.verification, "citation_markers": check.markers,
-               "stray_citations": len(check.stray), "cc": check.verification}
-        if ex.references:
-            out["rc"] = marwg.reference_coverage(check.cited_ids, [r.ref_id for r in ex.references])
+        no_gold = Unavailable("the example has no gold cited ids")
+        out: dict[str, float | Unavailable] = {
+            "citation_verification": check.resolved / check.citations if check.citations
+            else Unavailable("the text has no citation to verify"),
+            "citation_markers": check.markers, "stray_citations": len(check.stray),
+        }
+        per_sentence = [ids for _, ids in rwgbench.citing_sentences(item.text, item.key_to_id, ex.citation_style)]
+        out["cc"] = marwg.citation_count(per_sentence) if per_sentence else Unavailable("no sentence cites")
         if ex.gold_cited_ids:
+            out["rc"] = marwg.reference_coverage(check.cited_ids, ex.gold_cited_ids)
             out["citation_precision"] = rwgbench.citation_precision(check.cited_ids, ex.gold_cited_ids)
             out["citation_recall"] = rwgbench.citation_recall(check.cited_ids, ex.gold_cited_ids)
-            if ex.gold.strip():
-                gold_density = rwgbench.citation_density(len(ex.gold_cited_ids), ex.gold)
-                density = rwgbench.citation_density(len(check.cited_ids), item.text)
-                out["citation_density_ratio"] = density / gold_density
-        if check.cited_ids:
-            out["citation_balance"] = rwgbench.citation_balance(item.cited_with_repeats)
+        else:
+            out.update(rc=no_gold, citation_precision=no_gold, citation_recall=no_gold)
+        if ex.gold_cited_ids and ex.gold.strip():
+            gold_density = rwgbench.citation_density(len(ex.gold_cited_ids), ex.gold)
+            density = rwgbench.citation_density(len(check.cited_ids), item.text)
+            out["citation_density_ratio"] = density / gold_density
+        else:
+            out["citation_density_ratio"] = Unavailable("the example has no gold section or gold cited ids")
+        out["citation_balance"] = (rwgbench.citation_balance(item.cited_with_repeats) if check.cited_ids
+                                   else Unavailable("the text cites no known reference"))
         return out
 
     def _need_gold(self, item: Item) -> str:
@@ -225,7 +263,7 @@ class Evaluator:
         no_gold = Unavailable("the example has no gold section")
         return [next(scores) if i.example.gold.strip() else no_gold for i in items]
 
-    def _soft_recall(self, item: Item) -> dict[str, float]:
+    def _soft_recall_cosine(self, item: Item) -> dict[str, float]:
         ex = item.example
         if not ex.gold_cited_ids:
             raise Unavailable("the example has no gold cited ids")
@@ -235,14 +273,19 @@ class Evaluator:
         ids = [i for i in dict.fromkeys([*ex.gold_cited_ids, *item.check.cited_ids]) if i in refs]
         vectors = dict(zip(ids, self._embed([refs[i].text for i in ids]), strict=True))
         similarity = lambda a, b: float(vectors[a] @ vectors[b]) if a in vectors and b in vectors else 0.0
-        return {"citation_soft_recall": rwgbench.soft_recall(item.check.cited_ids, ex.gold_cited_ids, similarity,
-                                                             self.settings.soft_recall_threshold)}
+        return {"soft_recall_cosine": rwgbench.soft_recall_cosine(item.check.cited_ids, ex.gold_cited_ids, similarity,
+                                                                  self.settings.soft_recall_threshold)}
 
     def _topical_relevance(self, item: Item) -> dict[str, float]:
-        if not item.example.target.strip():
-            raise Unavailable("the example has no target title or abstract")
-        text_vec, target_vec = self._embed([strip_markers(item.text), item.example.target])
-        return {"topical_relevance": float(np.clip(text_vec @ target_vec, 0.0, 1.0))}
+        ex = item.example
+        if not ex.target_abstract.strip():
+            raise Unavailable("the example has no target abstract")
+        refs = ex.reference_by_id
+        cited = [refs[i].text for i in item.check.cited_ids if i in refs and (refs[i].title or refs[i].abstract)]
+        if not cited:
+            raise Unavailable("the text cites no reference with a title or abstract")
+        vectors = self._embed([*cited, ex.target_abstract])
+        return {"topical_relevance": rwgbench.topical_relevance(vectors[:-1], vectors[-1])}
 
     def _block_similarity(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
         return self._embed([strip_markers(x) for x in a]) @ self._embed([strip_markers(x) for x in b]).T
@@ -265,12 +308,18 @@ class Evaluator:
         return dict(item.cost)
 
     # ------------------------------------------------------------------ LLM groups
-    def _judge_dimensions(self, item: Item, dimensions: Sequence[str], caller_role: str) -> dict[str, float]:
+    def _judge_messages(self, item: Item, dimension: str) -> list[dict]:
+        """CREW's and MA-RWG's rubric prompt, which lists the papers the section may cite."""
         ex = item.example
         id_to_key = {v: k for k, v in item.key_to_id.items()}
         listing = "\n".join(f"[{id_to_key.get(r.ref_id, r.ref_id)}] {r.title or '(no title)'}" for r in ex.references)
-        messages = {d: judge_messages(d, title=ex.target_title or "(not given)", abstract=ex.target_abstract,
-                                      references=listing or "(not given)", text=item.text) for d in dimensions}
+        return judge_messages(dimension, title=ex.target_title or "(not given)", abstract=ex.target_abstract,
+                              references=listing or "(not given)", text=item.text)
+
+    def _judge_dimensions(self, item: Item, dimensions: Sequence[str], caller_role: str,
+                          build: Callable[[Item, str], list[dict]] | None = None) -> dict[str, float]:
+        ex = item.example
+        messages = {d: (build or self._judge_messages)(item, d) for d in dimensions}
         jobs = [(judge, d) for judge in self.judges for d in dimensions]
 
         def run(job):
@@ -288,9 +337,10 @@ class Evaluator:
             self.judgements.append({**base, "score": asked.parsed.score, "rationale": asked.parsed.rationale})
         return {d: float(np.mean(v)) for d, v in scores.items() if v}
 
-    def _rubric_scores(self, item: Item, dimensions: Sequence[str], prefix: str, total: str) -> dict[str, float]:
+    def _rubric_scores(self, item: Item, dimensions: Sequence[str], prefix: str, total: str,
+                       build: Callable[[Item, str], list[dict]] | None = None) -> dict[str, float]:
         """``<prefix>_<dimension>`` means over the judges, and ``total`` only from a complete set of dimensions."""
-        means = self._judge_dimensions(item, dimensions, prefix)
+        means = self._judge_dimensions(item, dimensions, prefix, build)
         if not means:
             raise Unavailable("every judgement is missing (see attrs['missing'])")
         out = {f"{prefix}_{d}": v for d, v in means.items()}
@@ -299,9 +349,22 @@ class Evaluator:
         return out
 
     def _judge(self, item: Item) -> dict[str, float]:
-        out = self._rubric_scores(item, CREW_DIMENSIONS, "judge", "judge_overall")
-        if "judge_overall" in out:
-            out["judge_score_01"] = rwgbench.judge_score_01(out["judge_overall"])
+        return self._rubric_scores(item, CREW_DIMENSIONS, "judge", "judge_overall")
+
+    def _rwgbench_judge(self, item: Item) -> dict[str, float]:
+        """RWGBench's judge score: its four dimensions with their own prompt; the mean only when all four came."""
+        ex = item.example
+
+        def build(it: Item, dimension: str) -> list[dict]:
+            return rwgbench_judge_messages(dimension, title=ex.target_title or "(not given)",
+                                           abstract=ex.target_abstract, text=it.text)
+
+        means = self._judge_dimensions(item, RWGBENCH_DIMENSIONS, "rwgbench_judge", build)
+        if not means:
+            raise Unavailable("every judgement is missing (see attrs['missing'])")
+        out = {f"rwgbench_judge_{d}": v for d, v in means.items()}
+        if len(means) == len(RWGBENCH_DIMENSIONS):
+            out["rwgbench_judge_score"] = rwgbench.judge_score(means)
         return out
 
     def _tq(self, item: Item) -> dict[str, float]:
@@ -309,6 +372,39 @@ class Evaluator:
 
     def _labeller(self):
         return self.judges[0].client  # the NLI / citation-function labeller: the first judge
+
+    def _soft_recall(self, item: Item) -> dict[str, float | Unavailable]:
+        """RWGBench soft recall: one NLI label per gold reference (see :mod:`crewlib.eval.rwgbench`)."""
+        ex = item.example
+        gold = self._need_gold(item)
+        if not ex.gold_cited_ids:
+            raise Unavailable("the example has no gold cited ids")
+        premise = " ".join(strip_markers(s) for s, ids in
+                           rwgbench.citing_sentences(item.text, item.key_to_id, ex.citation_style) if ids)
+        if not premise:
+            raise Unavailable("the text cites no known reference, so it treats no paper")
+        claims = rwgbench.gold_claims(gold, ex.default_keys, ex.citation_style, ex.author_year)
+        judged = [g for g in dict.fromkeys(ex.gold_cited_ids) if g in claims][: self.settings.soft_recall_max_refs]
+        if not judged:
+            raise Unavailable("no gold sentence could be found citing a gold reference")
+        client = self._labeller()
+
+        def run(rid: str):
+            return ask(client, soft_recall_messages(premise, claims[rid]), NLIAnswer, caller=Caller("judge", "nli"),
+                       retries=self.settings.judge_retries, max_tokens=90)
+
+        labels = []
+        for rid, asked in zip(judged, parallel(run, judged, self.settings.workers), strict=True):
+            if asked.parsed is None:
+                self.missing.append({"system": item.system, "example": ex.example_id, "judge": "nli",
+                                     "dimension": rid, "metric": "soft_recall", "reason": asked.reason})
+            else:
+                labels.append(asked.parsed.label)
+        if not labels:
+            raise Unavailable("every NLI label is missing (see attrs['missing'])")
+        # How many gold references were judged, of how many: the claim of some cannot be found.
+        return {"soft_recall": rwgbench.soft_recall(labels), "soft_recall_judged": float(len(labels)),
+                "soft_recall_gold": float(len(set(ex.gold_cited_ids)))}
 
     def _claim_support(self, item: Item) -> dict[str, float]:
         refs = item.example.reference_by_id
