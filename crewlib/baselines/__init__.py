@@ -1,4 +1,4 @@
-"""Every system of the main results behind one interface and a registry (DESIGN.md §3).
+"""Every system of the main results behind one interface and a registry (docs/method.md, "Baselines").
 
 >>> from crewlib.baselines import make_system
 >>> system = make_system("srw", params, client)

