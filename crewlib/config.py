@@ -48,7 +48,7 @@ def load_params(mode: str | os.PathLike = "quick", overrides: dict | None = None
         path = PROJECT_ROOT / path  # notebooks run in notebooks/ but name params/full.yaml
     data = _deep_update(_load_raw(path), overrides or {})
     data.pop("_source", None)
-    _validate(data, str(path))
+    _validate(data, f"{path} with overrides" if overrides else str(path))
     data["_source"] = str(path)
     return data
 
