@@ -2,7 +2,8 @@
 
 References are shown to an LLM with short keys ``R1..Rn`` (docs/method.md, "Citation graph and tasks"); this module maps
 them back. Citation verification = share of citations that resolve to a known paper, where
-stray author–year citations ("Smith et al., 2020") count as citations that cannot resolve.
+stray author–year citations ("Smith et al., 2020") and bracketed citations that are not keys
+("[Attention Is All You Need]") count as citations that cannot resolve.
 Outputs of other systems may use numeric markers (``[3]``, ``[3, 5]``, ``[3-5]``):
 ``style="numeric"``. The environment and the evaluation suite both use this one parser.
 """
@@ -56,6 +57,20 @@ def find_citation_keys(text: str, style: str = "R") -> list[str]:
     return keys
 
 
+def find_non_key_citations(text: str, style: str = "R") -> list[str]:
+    """Bracketed citations that are not keys (``[Chunk-based Nearest Neighbor MT]``, ``[3]`` in ``R`` style):
+    citations a reader cannot resolve. Markdown links ``[text](url)`` are not citations."""
+    pattern = _KEY[style]
+    found = []
+    for match in _BRACKET.finditer(text):
+        if text[match.end():match.end() + 1] == "(":
+            continue
+        items = [item.strip() for item in re.split(r"[,;]", match.group(1))]
+        if not all(pattern.match(item) or (style == "numeric" and _RANGE.match(item)) for item in items):
+            found.append(match.group(0))
+    return found
+
+
 def find_author_year_citations(text: str) -> list[str]:
     """Stray author–year citations (``Smith et al., 2020``) — keys an LLM should not have written."""
     return [m.group(0) for m in _AUTHOR_YEAR.finditer(text)]
@@ -67,7 +82,7 @@ class CitationCheck:
     resolved: int  # of those, keys that map to a known reference
     unresolved_keys: tuple[str, ...]
     cited_ids: tuple[str, ...]  # distinct resolved reference ids, in order of first citation
-    stray: tuple[str, ...] = ()  # author–year citations, which no key resolves
+    stray: tuple[str, ...] = ()  # author–year and bracketed non-key citations, which no key resolves
 
     @property
     def citations(self) -> int:
@@ -88,4 +103,5 @@ def check_citations(text: str, key_to_id: Mapping[str, str], style: str = "R") -
         if key_to_id[k] not in cited:
             cited.append(key_to_id[k])
     unresolved = tuple(dict.fromkeys(k for k in keys if k not in key_to_id))
-    return CitationCheck(len(keys), len(resolved), unresolved, tuple(cited), tuple(find_author_year_citations(text)))
+    stray = (*find_author_year_citations(text), *find_non_key_citations(text, style))
+    return CitationCheck(len(keys), len(resolved), unresolved, tuple(cited), stray)

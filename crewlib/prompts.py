@@ -6,7 +6,7 @@ recorded for an older wording are never replayed for the new one.
 
 from __future__ import annotations
 
-PROMPT_VERSION = "2026-12-03.1"
+PROMPT_VERSION = "2026-12-03.3"
 
 # ---------------------------------------------------------------------------------------------
 # CREW agent roles (the LLM executor). Each asks for one JSON object; schemas in crewlib.env.llm_executor.
@@ -34,22 +34,41 @@ Condense them into at most 3 notes for the team's shared knowledge: merge duplic
 sentence, and end every note with the key(s) of its source in square brackets, e.g. "... [R2]". Give your \
 confidence (0 to 1)."""
 
-COMPOSE = """Target paper: {title}
+# The rules every system's section follows (CREW's Compose and Revise, and every baseline's write).
+SECTION_RULES = (
+    "Write in the third person about the cited works (their authors' \"we\" becomes \"the authors\" or the "
+    "method's name). Cite every claim with its key in square brackets, e.g. [R2] or [R1, R4], using only the keys "
+    "given; never cite by title or author name. A work known by its title only may be cited for what its title "
+    "says, nothing more. Do not describe the target paper as related work, and do not mention drafts, notes, "
+    "feedback or these instructions. Write complete sentences."
+)
 
-Knowledge available to you (with source keys):
+COMPOSE = """You are writing the related-work section of the paper "{topic}".
+
+The section so far, one line per paragraph (id: opening words [keys cited]):
+{outline}
+
+Works the section does not cite yet, with notes:
 {knowledge}
 
-Current draft paragraphs (id: text):
-{draft}
+Write ONE new paragraph (3 or 4 sentences, at most 90 words) about these works only, {keys}: say what they \
+have in common, how they differ, and how they relate to the paper. """ + SECTION_RULES + """ Answer with segment_id null, the paragraph as \
+text, and your confidence (0 to 1)."""
 
-Open feedback (id, kind, paragraph: text):
-{feedback}
+REVISE = """You are writing the related-work section of the paper "{topic}".
 
-Write ONE paragraph of the related-work section (2 to 4 sentences) about the works in the knowledge above, \
-not about the target paper itself. Either write a new paragraph (segment_id null) on knowledge the draft does \
-not cover yet, or revise an existing paragraph (its segment_id) to \
-fix open feedback, listing the feedback ids you resolve. Every sentence must cite its source with keys such as \
-[R2] or [R1, R4]; use only keys from the knowledge above. Give your confidence (0 to 1)."""
+Paragraph {segment_id} of the related-work section:
+{text}
+
+Problems found in it (feedback id in brackets):
+{problems}
+
+Notes on the works it cites:
+{knowledge}
+
+Rewrite paragraph {segment_id} so that every problem above is fixed: remove repeated or off-topic sentences, \
+keep the citations that are right, at most 100 words. """ + SECTION_RULES + """ Answer with segment_id {segment_id}, the \
+rewritten paragraph as text, the feedback ids you fixed as resolves, and your confidence (0 to 1)."""
 
 CRITIQUE = """Target paper: {title}
 
@@ -228,9 +247,9 @@ WRITE_SECTION = """Target paper: {title}
 
 {material}
 
-Write the related-work section of the target paper in 2 to 4 paragraphs. Group the works by theme, relate them \
-to the target paper, and cite every claim about a work with its key, e.g. [R2] or [R1, R4]. Use only the keys \
-above. Answer with the section text only."""
+Write the related-work section of the target paper in 2 to 4 paragraphs, at most {words} words. Group the \
+works by theme and relate them to the target paper. """ + SECTION_RULES + """ Answer with the section text \
+only, without a heading or a preamble."""
 
 SRW_READ = """Target paper: {title}
 {abstract}
@@ -320,9 +339,9 @@ NAIVE_WRITE = """Target paper: {title}
 Your agents' replies (each cites references by key):
 {replies}
 
-Write the related-work section of the target paper in 2 to 4 paragraphs from these replies. Group the works by \
-theme, relate them to the target paper, and cite every claim with the keys used in the replies, e.g. [R2] or \
-[R1, R4]. Answer with the section text only."""
+Write the related-work section of the target paper in 2 to 4 paragraphs, at most {words} words, from these \
+replies. Group the works by theme and relate them to the target paper. """ + SECTION_RULES + """ Answer with the \
+section text only, without a heading or a preamble."""
 
 # ---------------------------------------------------------------------------------------------
 # MA-RWG (crewlib.baselines.marwg): contextual summaries with pseudo-labels, outline over the taxonomy,

@@ -102,6 +102,7 @@ class Env(Block):
     horizon: int = PositiveInt
     relevance: Literal["tfidf", "embedding"]
     target_words: int = PositiveInt
+    compose_min_sources: int = PositiveInt
     reward: Reward
     caps: Caps
     masked_features: list[str]  # feature names or group names, observed as 0 (ablations)
@@ -119,6 +120,11 @@ class Executor(Block):
     max_tokens: ActionTokens
     max_notes: int = PositiveInt
     context_tokens: int | None = Field(ge=256)  # an action's prompt + answer budget (paper D.1: 6,144)
+    compose_sources: int = PositiveInt
+
+
+class Output(Block):
+    duplicate_threshold: float = Field(gt=0, le=1)
 
 
 class IPPO(Block):
@@ -267,6 +273,7 @@ class Params(Block):
     features: Features
     env: Env
     executor: Executor
+    output: Output
     ippo: IPPO
     training: Training
     eval: Eval

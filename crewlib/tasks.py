@@ -23,6 +23,12 @@ from crewlib.graph import CitationGraph, TargetPool
 from crewlib.relevance import ReferenceFeatures
 
 
+def title_only(ref: Reference) -> bool:
+    """A reference known by its title alone (no abstract, or the title given again as its abstract)."""
+    abstract, title = ref.abstract.strip().rstrip(".").lower(), ref.title.strip().rstrip(".").lower()
+    return not abstract or abstract == title
+
+
 class EmptyPoolError(ValueError):
     """A target has no reference left to work with (empty pool, or every reference filtered out)."""
 

@@ -28,3 +28,11 @@ def test_stray_author_year_citations_count_as_unverifiable():
     check = check_citations(text, keys)
     assert check.stray == ("Smith et al. (2020", "Doe and Roe, 2019a", "(Lee, 2018")
     assert check.citations == 4 and check.verification == 1 / 4
+
+
+def test_a_bracketed_title_is_an_unverifiable_citation():
+    keys = {"R1": "a"}
+    check = check_citations("Prior work [R1] and [Chunk-based Nearest Neighbor Machine Translation] differ.", keys)
+    assert check.markers == 1 and check.stray == ("[Chunk-based Nearest Neighbor Machine Translation]",)
+    assert check.verification == 0.5
+    assert check_citations("See [the docs](https://example.org) [R1].", keys).verification == 1.0

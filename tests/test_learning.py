@@ -83,4 +83,6 @@ def test_training_runs_with_the_llm_executor_through_the_client(setup, make_clie
     train(llm_env, [0], IPPOConfig(train_epochs=1, episodes_per_update=1), tmp_path / "llm", progress=False)
     assert len(pd.read_csv(tmp_path / "llm" / "metrics.csv")) == 1
     calls = client.ledger.totals()["calls"]
-    assert calls >= 9 and len(scripted_server.requests) == calls  # 3 agents x 3 rounds, all live, all ledgered
+    # 3 agents x 3 rounds, all ledgered; an action that needs no model (a paper a teammate already read, a
+    # problem the text checks find, a masked action) makes no call.
+    assert calls >= 6 and len(scripted_server.requests) == calls

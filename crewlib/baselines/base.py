@@ -19,7 +19,8 @@ from typing import ClassVar
 from crewlib.citations import CitationCheck, check_citations
 from crewlib.data.records import RWGExample
 from crewlib.llm import Caller, CallRecord, Ledger, LLMClient
-from crewlib.tasks import Task, task_for
+from crewlib.sections import finish_section
+from crewlib.tasks import Task, task_for, title_only
 from crewlib.text import approx_tokens  # noqa: F401 - part of this module's interface
 
 
@@ -95,6 +96,10 @@ class System:
         mark = self.client.ledger.mark() if self.client else 0
         t0 = time.perf_counter()
         generation = self._generate(example, task)
+        if "output_checks" not in generation.notes:  # the environment's systems ran them on their final section
+            threshold = self.params["output"]["duplicate_threshold"]
+            generation.text, report = finish_section(generation.text, task, threshold)
+            generation.notes["output_checks"] = report.to_dict()
         generation.wall_s = time.perf_counter() - t0
         if self.client:
             generation.records = self.client.ledger.since(mark)
@@ -109,6 +114,9 @@ def reference_block(task: Task, *, abstract_chars: int = 600, keys: list[str] | 
     lines = []
     for key in keys or task.keys:
         ref = task.reference_by_key[key]
+        if title_only(ref):
+            lines.append(f"[{key}] {ref.title} (title only: cite it only for what its title says)")
+            continue
         abstract = ref.abstract if len(ref.abstract) <= abstract_chars else ref.abstract[:abstract_chars] + " ..."
         lines.append(f"[{key}] {ref.title}: {abstract}")
     return "\n".join(lines)

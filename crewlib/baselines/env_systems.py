@@ -57,7 +57,8 @@ class _EnvSystem(System):
         fallbacks.update(getattr(policy, "fallbacks", Counter()))
         notes = {"rounds": self.rounds, "actions": trace.actions_matrix, "invalid_actions": env.invalid_actions,
                  "idle_actions": env.idle_actions, "team_return": trace.totals["return"],
-                 "policy": getattr(policy, "name", type(policy).__name__)}
+                 "policy": getattr(policy, "name", type(policy).__name__), "output_checks": trace.output_checks,
+                 "edits": trace.edits}
         if hasattr(policy, "assigned"):
             notes["assigned"] = policy.assigned
         return Generation(self.name, example.target_id, trace.final_draft, dict(env.current_task.key_to_id),

@@ -197,7 +197,8 @@ class NaiveOrchestrator(System):
                            f"to write from; errors: {errors[:3]}")
 
         # 4. Write.
-        prompt = prompts.NAIVE_WRITE.format(title=task.title, abstract=task.abstract, replies=_replies_block(replies))
+        prompt = prompts.NAIVE_WRITE.format(title=task.title, abstract=task.abstract, replies=_replies_block(replies),
+                                            words=task.target_words)
         text, reason = "", "write:empty"
         try:
             text = self.client.chat(self._coordinator(prompt), caller=self.caller("write"),

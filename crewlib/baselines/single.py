@@ -16,7 +16,8 @@ class _OnePrompt(System):
     """Write the section in one call from ``material`` (a block of keyed reference text)."""
 
     def write(self, task: Task, material: str) -> str:
-        prompt = prompts.WRITE_SECTION.format(title=task.title, abstract=task.abstract, material=material)
+        prompt = prompts.WRITE_SECTION.format(title=task.title, abstract=task.abstract, material=material,
+                                              words=task.target_words)
         messages = [{"role": "system", "content": prompts.WRITER_SYSTEM}, {"role": "user", "content": prompt}]
         return self.client.chat(messages, caller=self.caller("writer"), max_tokens=self.max_tokens,
                                 prompt_version=prompts.PROMPT_VERSION).content.strip()
@@ -45,7 +46,7 @@ class LongContext(_OnePrompt):
     def material(self, task: Task) -> tuple[str, dict]:
         """The reference block that fits, and what was cut. Budgets use :func:`approx_tokens` with a 10% margin."""
         frame = prompts.WRITER_SYSTEM + prompts.WRITE_SECTION.format(title=task.title, abstract=task.abstract,
-                                                                     material="")
+                                                                     material="", words=task.target_words)
         budget = int(0.9 * (self.context_tokens - self.max_tokens - approx_tokens(frame)))
         lines, used, truncated = [], 0, None
         for key in task.keys:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from crewlib.citations import find_citation_keys
 from crewlib.env.workspace import Note, Segment, Workspace
+from crewlib.sections import describes_target, is_first_person_copy, is_meta, near_duplicate
 from crewlib.tasks import Task
 from crewlib.text import containment, content_words, sentences, strip_markers
 
@@ -52,31 +53,107 @@ def check_sentence(sentence: str, notes: list[Note], task: Task, cache: dict | N
     return result
 
 
-def segment_problems(segment: Segment, ws: Workspace, task: Task) -> set[str]:
-    """Feedback kinds that would point at a real problem in this segment."""
+# Checks whose finding needs no judgement: Critique raises them without asking an LLM. Whether a
+# paraphrase is supported, or cites the right paper, is left to the LLM critic (and the reward).
+TEXT_CHECKS = frozenset({"unknown_key", "meta", "first_person", "describes_target", "uncited_claim",
+                         "repeated_sentence", "repeated_paragraph"})
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str  # the feedback kind (FEEDBACK_KINDS)
+    check: str  # the check that found it
+    text: str  # what is wrong, quoting the sentence, and what to do
+
+
+def segment_findings(segment: Segment, ws: Workspace, task: Task) -> list[Finding]:
+    """The real problems of one segment, from deterministic checks.
+
+    Critique raises those of :data:`TEXT_CHECKS` before it asks an LLM anything, and a revision
+    counts as fixing one only when its check no longer finds it.
+    """
     notes = knowledge(ws)
-    problems: set[str] = set()
+    found: list[Finding] = []
     seen: list[frozenset[str]] = []
-    for sent in sentences(segment.text):
+    sents = sentences(segment.text)
+    for i, sent in enumerate(sents):
+        quoted = f'"{sent[:90]}"'
         check = check_sentence(sent, notes, task, ws.check_cache)
-        if check.invalid_keys or check.wrong_citation:
-            problems.add("hallucinated_citation")
-        if not check.supported:
-            problems.add("missing_evidence")
+        if check.invalid_keys:
+            found.append(Finding("hallucinated_citation", "unknown_key",
+                                 f"{quoted} cites unknown keys {', '.join(check.invalid_keys)}"))
+        elif check.wrong_citation:
+            found.append(Finding("hallucinated_citation", "wrong_citation", f"{quoted} cites a paper that does not "
+                                                                            "support it"))
+        if is_meta(sent):
+            found.append(Finding("style", "meta", f"{quoted} talks about the writing process; remove it"))
+            continue
+        if is_first_person_copy(sent, task):
+            found.append(Finding("style", "first_person", f"{quoted} copies a cited abstract's first person; "
+                                                          "rewrite it in the third person"))
+        elif describes_target(sent, task):
+            found.append(Finding("inconsistency", "describes_target",
+                                 f"{quoted} describes the target paper itself, not related work"))
+        elif not check.supported:
+            found.append(Finding("missing_evidence", "unsupported", f"{quoted} is not supported by any note"))
+        # A paragraph may open with an uncited topic sentence; any later claim needs its source.
+        if not check.cited_ids and not check.invalid_keys and (i > 0 or len(sents) == 1):
+            found.append(Finding("style", "uncited_claim", f"{quoted} makes a claim without a citation"))
         words = content_words(strip_markers(sent))
         if words and any(len(words & w) / len(words | w) > 0.8 for w in seen):
-            problems.add("inconsistency")  # a near-duplicate sentence
+            found.append(Finding("inconsistency", "repeated_sentence", f"{quoted} repeats an earlier sentence"))
         seen.append(words)
-    if not find_citation_keys(segment.text):
-        problems.add("style")  # a related-work paragraph that cites nothing
-    return problems
+    for other in ws.draft:
+        if other.id != segment.id and near_duplicate(segment.text, other.text, ws.duplicate_threshold):
+            found.append(Finding("inconsistency", "repeated_paragraph",
+                                 f"paragraph {segment.id} repeats paragraph {other.id}; merge or remove it"))
+    return found
+
+
+def segment_problems(segment: Segment, ws: Workspace, task: Task) -> set[str]:
+    """Feedback kinds that would point at a real problem in this segment."""
+    return {f.kind for f in segment_findings(segment, ws, task)}
 
 
 def uncovered_sources(ws: Workspace, task: Task) -> set[str]:
-    """Pool papers behind global knowledge that the draft never cites (a coverage gap)."""
+    """Pool papers the team has read or shared knowledge of that the draft never cites (a coverage gap)."""
     key_to_id = task.key_to_id
     cited = {key_to_id[k] for k in find_citation_keys(ws.draft_text) if k in key_to_id}
-    return {s for n in ws.global_notes for s in n.sources} - cited
+    known = {s for n in knowledge(ws) for s in n.sources}
+    return known - cited
+
+
+def uncovered_notes(ws: Workspace, task: Task, agent: int) -> list[Note]:
+    """What ``agent`` may compose from that the draft does not cite yet: global knowledge and its
+    own local notes whose sources are all uncited, most relevant source first."""
+    missing = uncovered_sources(ws, task)
+    pool = ws.global_notes + ws.local_notes[agent]
+    out = list(dict.fromkeys(n for n in pool if n.sources and set(n.sources) <= missing))
+    return sorted(out, key=lambda n: -max(task.relevance.get(s, 0.0) for s in n.sources))
+
+
+def n_sources(notes: list[Note]) -> int:
+    return len({s for n in notes for s in n.sources})
+
+
+def revisable_feedback(ws: Workspace) -> list:
+    """Open feedback on a segment still in the draft: what a revision can fix."""
+    return [f for f in ws.open_feedback() if f.segment_id is not None and ws.segment(f.segment_id)]
+
+
+def fixed_feedback(ws: Workspace, task: Task) -> list[int]:
+    """Open feedback raised by a check that no longer finds the problem (a revision fixed it), and
+    coverage gaps once the draft cites everything the team knows of."""
+    fixed = []
+    for item in ws.open_feedback():
+        if item.kind == "coverage_gap" and item.segment_id is None:
+            if not uncovered_sources(ws, task):
+                fixed.append(item.id)
+        elif item.check:
+            segment = ws.segment(item.segment_id) if item.segment_id is not None else None
+            if segment is not None and item.check not in {f.check for f in segment_findings(segment, ws, task)}:
+                fixed.append(item.id)
+    return fixed
 
 
 def feedback_is_real(kind: str, segment_id: int | None, ws: Workspace, task: Task) -> bool:

@@ -21,7 +21,7 @@ from pettingzoo import ParallelEnv
 from crewlib.citations import find_citation_keys
 from crewlib.config import from_quick
 from crewlib.data.records import RWGExample
-from crewlib.env.checks import feedback_is_real
+from crewlib.env.checks import feedback_is_real, fixed_feedback
 from crewlib.env.executors import ActionRequest, Executor
 from crewlib.env.observation import FEATURE_NAMES, ObservationCaps, action_mask, draft_stats, feature_indices, observe
 from crewlib.env.reward import Qualities, RewardWeights, feedback_quality, qualities, team_reward
@@ -42,6 +42,8 @@ class EnvConfig:
     target_words: int = from_quick("env.target_words")  # feature 9 normalises the draft length by this
     weights: RewardWeights = field(default_factory=RewardWeights)
     caps: ObservationCaps = field(default_factory=ObservationCaps)
+    duplicate_threshold: float = from_quick("output.duplicate_threshold")  # a segment this close to another repeats it
+    compose_min_sources: int = from_quick("env.compose_min_sources")  # uncited works a new paragraph needs
     masked_features: tuple[str, ...] = ()  # features or groups observed as 0 (the social-observation ablation)
     disabled_actions: tuple[str, ...] = ()  # actions removed from the action space (the no-Critique ablation)
 
@@ -57,7 +59,8 @@ class EnvConfig:
         weights = RewardWeights(**env.pop("reward"))
         caps = ObservationCaps(**env.pop("caps"))
         masked, disabled = tuple(env.pop("masked_features")), tuple(env.pop("disabled_actions"))
-        return cls(**env, weights=weights, caps=caps, masked_features=masked, disabled_actions=disabled)
+        return cls(**env, weights=weights, caps=caps, masked_features=masked, disabled_actions=disabled,
+                   duplicate_threshold=params["output"]["duplicate_threshold"])
 
 
 class CrewEnv(ParallelEnv):
@@ -112,7 +115,8 @@ class CrewEnv(ParallelEnv):
         self.executor.reset(None if seed is None else seed + self.example_index)
         self.agents = list(self.possible_agents)
         self.t = 0
-        self.ws = Workspace(self.config.n_agents)
+        self.ws = Workspace(self.config.n_agents, duplicate_threshold=self.config.duplicate_threshold,
+                            compose_min_sources=self.config.compose_min_sources)
         self._quality = self._qualities()
         self.trace = EpisodeTrace.start(self.example, self.current_task, self.executor.name, self.config)
         self.invalid_actions = 0
@@ -142,6 +146,8 @@ class CrewEnv(ParallelEnv):
         proposals, cost = self.executor.run_round(ws, task, live, self.t)
         accepted, overruled = merge_proposals(proposals)
         counts = self._apply(accepted)
+        if any(p.action == Action.CRITIQUE for p in proposals):
+            ws.last_critique = self.t + 1  # this draft was reviewed (even if nothing was found): wait for a change
         for i, agent in enumerate(self.agents):
             ws.last_action[i] = None if actions[agent] is None else int(actions[agent])
         self.t += 1
@@ -184,12 +190,18 @@ class CrewEnv(ParallelEnv):
                 counts["notes_shared"] += ws.disseminate(p.agent, p.notes)
             elif p.action == Action.CRITIQUE:
                 # Judged against the draft the critic saw, before this round's compositions land.
-                for kind, segment_id, text in p.feedback:
+                for kind, segment_id, text, check in p.feedback:
                     counts["real" if feedback_is_real(kind, segment_id, ws, task) else "pointless"] += 1
-                    ws.add_feedback(kind, segment_id, text, p.agent)
-            elif p.action == Action.COMPOSE and ws.write_segment(p.agent, p.text, p.segment_id, self.t + 1):
-                counts["segments_written"] += 1
-                counts["resolved"] += ws.resolve(p.resolves)
+                    ws.add_feedback(kind, segment_id, text, p.agent, t=self.t + 1, check=check)
+            elif p.action == Action.COMPOSE:
+                written = ws.write_segment(p.agent, p.text, p.segment_id, self.t + 1)
+                counts["segments_written"] += written is not None
+                if written is not None or p.segment_id is not None:
+                    # A claimed fix of a checked problem counts only if the check no longer finds it (below);
+                    # a judgement the reviser answered, even by leaving the text as it was, is settled.
+                    claimed = [i for i in p.resolves if not any(f.id == i and f.check for f in ws.feedback)]
+                    counts["resolved"] += ws.resolve(claimed, self.t + 1)
+        counts["resolved"] += ws.resolve(fixed_feedback(ws, task), self.t + 1)
         return counts
 
     def _qualities(self) -> Qualities:

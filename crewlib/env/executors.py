@@ -15,10 +15,17 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
 from crewlib.data.records import Reference
-from crewlib.env.checks import knowledge, segment_problems, supporting_notes, uncovered_sources
+from crewlib.env.checks import (
+    knowledge,
+    revisable_feedback,
+    segment_problems,
+    supporting_notes,
+    uncovered_notes,
+    uncovered_sources,
+)
 from crewlib.env.workspace import Action, Note, Proposal, Workspace
 from crewlib.tasks import Task
-from crewlib.text import containment, content_words, sentences
+from crewlib.text import content_words, sentences
 
 
 @dataclass(frozen=True)
@@ -68,6 +75,7 @@ class SurrogateExecutor(Executor):
         self.sentences_per_segment = sentences_per_segment
         self._rng = random.Random(seed)
         self._claimed: set[str] = set()  # notes already used by an earlier composer this round
+        self._claimed_segments: set[int] = set()  # segments an earlier composer of this round revises
 
     def reset(self, seed: int | None) -> None:
         self._rng = random.Random(seed)
@@ -75,7 +83,7 @@ class SurrogateExecutor(Executor):
     def run_round(self, ws, task, requests, t):
         handlers = {Action.RETRIEVE: self._retrieve, Action.DISSEMINATE: self._disseminate,
                     Action.COMPOSE: self._compose, Action.CRITIQUE: self._critique}
-        self._claimed = set()
+        self._claimed, self._claimed_segments = set(), set()
         proposals = [handlers[r.action](ws, task, r) for r in requests]
         cost = RoundCost()
         for p in proposals:
@@ -112,12 +120,11 @@ class SurrogateExecutor(Executor):
         return f"{note.text.rstrip('. ')} [{key}]."
 
     def _compose(self, ws: Workspace, task: Task, req: ActionRequest) -> Proposal:
-        open_items = [f for f in ws.open_feedback() if f.segment_id is not None and ws.segment(f.segment_id)]
+        open_items = [f for f in revisable_feedback(ws) if f.segment_id not in self._claimed_segments]
         if open_items:
+            self._claimed_segments.add(open_items[0].segment_id)
             return self._revise(ws, task, req, open_items[0].segment_id)
-        draft = ws.draft_text
-        pool = ws.global_notes + ws.local_notes[req.agent]
-        unused = [n for n in pool if n.text not in self._claimed and containment(n.text, draft) < 0.8]
+        unused = [n for n in uncovered_notes(ws, task, req.agent) if n.text not in self._claimed]
         if not unused:
             return Proposal(req.agent, req.action, fallback="no unused knowledge to compose from")
         unused.sort(key=lambda n: -task.relevance.get(n.sources[0], 0.0))
@@ -150,12 +157,12 @@ class SurrogateExecutor(Executor):
         for segment in ws.draft:
             for kind in sorted(segment_problems(segment, ws, task)):
                 if (kind, segment.id) not in open_keys and self._rng.random() >= self.errors.critic_miss:
-                    items.append((kind, segment.id, f"{kind.replace('_', ' ')} in segment {segment.id}"))
+                    items.append((kind, segment.id, f"{kind.replace('_', ' ')} in segment {segment.id}", None))
         if uncovered_sources(ws, task) and ("coverage_gap", None) not in open_keys:
-            items.append(("coverage_gap", None, "shared knowledge is not yet cited in the draft"))
+            items.append(("coverage_gap", None, "shared knowledge is not yet cited in the draft", None))
         if self._rng.random() < self.errors.critic_false_alarm:
             segment = self._rng.choice(ws.draft)
-            items.append((self._rng.choice(["style", "inconsistency"]), segment.id, "a doubtful remark"))
+            items.append((self._rng.choice(["style", "inconsistency"]), segment.id, "a doubtful remark", None))
         if not items:
             return Proposal(req.agent, req.action, fallback="no problems found")
         target = max((i[1] for i in items if i[1] is not None), key=lambda s: sum(i[1] == s for i in items),

@@ -7,7 +7,9 @@ that stays invalid after the client's one re-ask, or a failed call, becomes a *c
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Literal
 
 import pydantic
@@ -15,11 +17,13 @@ import pydantic
 from crewlib import prompts
 from crewlib.citations import find_citation_keys
 from crewlib.config import default
+from crewlib.env.checks import TEXT_CHECKS, revisable_feedback, segment_findings, uncovered_notes, uncovered_sources
 from crewlib.env.executors import ActionRequest, Executor, RoundCost
 from crewlib.env.workspace import FEEDBACK_KINDS, Action, Note, Proposal, Workspace
 from crewlib.llm import Caller, ChatRequest, LLMClient, LLMError
-from crewlib.tasks import Task
-from crewlib.text import approx_tokens
+from crewlib.sections import is_meta
+from crewlib.tasks import Task, title_only
+from crewlib.text import approx_tokens, sentences, strip_markers
 
 Confidence = pydantic.confloat(ge=0.0, le=1.0)
 
@@ -34,6 +38,37 @@ class ComposeOut(pydantic.BaseModel):
     text: str = pydantic.Field(min_length=20)
     resolves: list[int] = []
     confidence: Confidence = 0.5
+
+
+_MARKER_AFTER_STOP = re.compile(r"([.!?])\s*((?:\[R\d+(?:\s*[,;]\s*R\d+)*\]\s*)+)")
+
+
+def one_paragraph(text: str) -> str:
+    """A composed paragraph as one paragraph: line breaks joined, ``... parameters. [R1]`` → ``... parameters [R1].``"""
+    text = " ".join(text.split())
+    return _MARKER_AFTER_STOP.sub(lambda m: f" {m.group(2).strip()}{m.group(1)} ", text).strip()
+
+
+def compose_schema(allowed: frozenset[str]) -> type[ComposeOut]:
+    """ComposeOut whose paragraph must cite the works it is about, only those, and not talk about the writing;
+    a violation is re-asked once with the reason (the client's re-ask), then a counted no-op."""
+
+    class Paragraph(ComposeOut):
+        @pydantic.model_validator(mode="after")
+        def _cites_its_works(self) -> Paragraph:
+            keys = set(find_citation_keys(self.text))
+            if not keys:
+                raise ValueError(f"the paragraph cites nothing; cite each claim with its key: {sorted(allowed)}")
+            if keys - allowed:
+                raise ValueError(f"the paragraph cites keys it was not given: {sorted(keys - allowed)}; "
+                                 f"use only {sorted(allowed)}")
+            meta = [s for s in sentences(self.text) if is_meta(s)]
+            if meta:
+                raise ValueError(f"remove the sentence about the writing process: {meta[0][:80]!r}")
+            return self
+
+    Paragraph.__name__ = "ComposeOut"
+    return Paragraph
 
 
 class FeedbackOut(pydantic.BaseModel):
@@ -63,6 +98,15 @@ def _draft_block(ws: Workspace) -> str:
     return "\n".join(f"{s.id}: {s.text}" for s in ws.draft) or "(empty)"
 
 
+def outline_block(ws: Workspace) -> str:
+    """One line per paragraph: its id, opening words and the keys it cites."""
+    lines = []
+    for s in ws.draft:
+        keys = ", ".join(dict.fromkeys(find_citation_keys(s.text))) or "no citation"
+        lines.append(f"{s.id}: {_short(strip_markers(s.text), 12)} [{keys}]")
+    return "\n".join(lines) or "(empty: this is the first paragraph)"
+
+
 def _newest(notes: list[Note], n: int) -> list[Note]:
     return notes[-n:] if n > 0 else []
 
@@ -70,6 +114,15 @@ def _newest(notes: list[Note], n: int) -> list[Note]:
 def _short(text: str, words: int = 60) -> str:
     parts = text.split()
     return text if len(parts) <= words else " ".join(parts[:words]) + " ..."
+
+
+@dataclass(frozen=True)
+class Job:
+    """One action that needs an LLM call; for Compose, the paragraph to revise or the notes to write from."""
+
+    req: ActionRequest
+    segment_id: int | None = None
+    notes: tuple[Note, ...] = ()
 
 
 class LLMExecutor(Executor):
@@ -84,68 +137,173 @@ class LLMExecutor(Executor):
     name = "llm"
 
     def __init__(self, client: LLMClient, max_tokens: Mapping[str, int] | None = None, system: str = "crew", *,
-                 max_notes: int | None = None, context_tokens: int | None = None) -> None:
+                 max_notes: int | None = None, context_tokens: int | None = None,
+                 compose_sources: int | None = None) -> None:
         self.client = client
         self.max_tokens = {**default("executor.max_tokens"), **(max_tokens or {})}
         self.max_notes = default("executor.max_notes") if max_notes is None else max_notes
         self.context_tokens = context_tokens
         self.context_cuts = 0
+        self.compose_sources = default("executor.compose_sources") if compose_sources is None else compose_sources
         self.system = system
+        self._read: dict[tuple[str, str], list[str]] = {}
 
     @classmethod
     def from_params(cls, client: LLMClient, params: Mapping, system: str = "crew") -> LLMExecutor:
         block = params["executor"]
         return cls(client, block["max_tokens"], system, max_notes=block["max_notes"],
-                   context_tokens=block["context_tokens"])
+                   context_tokens=block["context_tokens"], compose_sources=block["compose_sources"])
 
-    def messages(self, ws: Workspace, task: Task, req: ActionRequest) -> list[dict[str, str]]:
+    def reset(self, seed: int | None) -> None:
+        self._read: dict[tuple[str, str], list[str]] = {}  # (target, reference) → its notes, read once per episode
+
+    def messages(self, ws: Workspace, task: Task, req: ActionRequest, job: Job | None = None) -> list[dict[str, str]]:
         """The chat messages for one agent's action, within ``context_tokens`` (never the gold: not in ``task``)."""
+        job = job or Job(req)
         budget = None
         if self.context_tokens:
             budget = self.context_tokens - self.max_tokens[ROLE[req.action]] - approx_tokens(prompts.AGENT_SYSTEM)
         notes = self.max_notes
-        user = self._user_prompt(ws, task, req, notes)
+        user = self._user_prompt(ws, task, job, notes)
         while budget is not None and approx_tokens(user) > budget and notes > 0:
             notes //= 2
-            user = self._user_prompt(ws, task, req, notes)
+            user = self._user_prompt(ws, task, job, notes)
         if budget is not None and approx_tokens(user) > budget:
             self.context_cuts += 1
             user = user[:max(0, budget) * 4] + " ..."
         return [{"role": "system", "content": prompts.AGENT_SYSTEM}, {"role": "user", "content": user}]
 
-    def _user_prompt(self, ws: Workspace, task: Task, req: ActionRequest, max_notes: int) -> str:
-        keys = task.id_to_key
+    def _user_prompt(self, ws: Workspace, task: Task, job: Job, max_notes: int) -> str:
+        keys, req = task.id_to_key, job.req
+        topic = task.title
         if req.action == Action.RETRIEVE:
             ref = req.reference
-            user = prompts.RETRIEVE.format(title=task.title, abstract=_short(task.abstract), key=keys[ref.id],
+            return prompts.RETRIEVE.format(title=task.title, abstract=_short(task.abstract), key=keys[ref.id],
                                            ref_title=ref.title, ref_abstract=ref.abstract)
-        elif req.action == Action.DISSEMINATE:
-            user = prompts.DISSEMINATE.format(title=task.title, notes=_notes_block(ws.unshared(req.agent), keys))
-        elif req.action == Action.COMPOSE:
-            feedback = "\n".join(f"{f.id}, {f.kind}, {f.segment_id}: {f.text}" for f in ws.open_feedback()) or "(none)"
-            user = prompts.COMPOSE.format(
-                title=task.title, draft=_draft_block(ws), feedback=feedback,
-                knowledge=_notes_block(_newest(ws.global_notes + ws.unshared(req.agent), max_notes), keys))
+        if req.action == Action.DISSEMINATE:
+            return prompts.DISSEMINATE.format(title=task.title, notes=_notes_block(ws.unshared(req.agent), keys))
+        if req.action == Action.COMPOSE and job.segment_id is not None:
+            segment = ws.segment(job.segment_id)
+            problems = "\n".join(f"- ({f.id}) {f.text}" for f in ws.open_feedback() if f.segment_id == segment.id)
+            cited = set(task.key_to_id[k] for k in find_citation_keys(segment.text) if k in task.key_to_id)
+            notes = [n for n in ws.global_notes + ws.local_notes[req.agent] if set(n.sources) & cited]
+            return prompts.REVISE.format(topic=topic, segment_id=segment.id, text=segment.text, problems=problems,
+                                         knowledge=_notes_block(notes[:max_notes], keys))
+        if req.action == Action.COMPOSE:
+            cited = ", ".join(dict.fromkeys(keys[s] for n in job.notes for s in n.sources))
+            return prompts.COMPOSE.format(topic=topic, outline=outline_block(ws), keys=cited,
+                                          knowledge=_notes_block(list(job.notes)[:max_notes], keys))
+        return prompts.CRITIQUE.format(title=task.title, keys=", ".join(task.keys), draft=_draft_block(ws),
+                                       knowledge=_notes_block(_newest(ws.global_notes, max_notes), keys))
+
+    # ------------------------------------------------------------------ one round
+    def plan(self, ws: Workspace, task: Task, requests: list[ActionRequest]) -> list[Job | Proposal]:
+        """What each request needs: an LLM call (a :class:`Job`), or a proposal made without one —
+        a paper already read this episode or known by its title only, the text checks' findings,
+        or nothing new to compose from (a counted no-op)."""
+        out: list[Job | Proposal] = []
+        claimed_segments: set[int] = set()
+        claimed_sources: set[str] = set()
+        findings_raised = False
+        for req in requests:
+            if req.action == Action.RETRIEVE:
+                out.append(self._plan_retrieve(task, req))
+            elif req.action == Action.COMPOSE:
+                out.append(self._plan_compose(ws, task, req, claimed_segments, claimed_sources))
+            elif req.action == Action.DISSEMINATE and len(ws.unshared(req.agent)) <= 3:
+                # Three one-sentence notes or fewer: nothing to condense, so they are shared as they are.
+                out.append(Proposal(req.agent, req.action, 1.0, notes=list(ws.unshared(req.agent))))
+            elif req.action == Action.CRITIQUE and not findings_raised:
+                checked = self._checked_critique(ws, task, req)
+                findings_raised = checked is not None
+                out.append(checked or Job(req))
+            else:
+                out.append(Job(req))
+        return out
+
+    def _plan_retrieve(self, task: Task, req: ActionRequest) -> Job | Proposal:
+        ref = req.reference
+        if ref is None:
+            return Proposal(req.agent, req.action, fallback="nothing left to read")
+        if title_only(ref):  # nothing to read beyond the title: a note that claims no more than it
+            note = Note(f"{ref.title.rstrip('.')} (known by its title only) [{task.id_to_key[ref.id]}].", (ref.id,),
+                        req.agent)
+            return Proposal(req.agent, req.action, 1.0, notes=[note], reference_id=ref.id)
+        known = self._read.get((task.target_id, ref.id))
+        if known is not None:  # a teammate read it earlier this episode: the same notes, no second call
+            notes = [Note(text, (ref.id,), req.agent) for text in known]
+            return Proposal(req.agent, req.action, 1.0, notes=notes, reference_id=ref.id)
+        return Job(req)
+
+    def _plan_compose(self, ws: Workspace, task: Task, req: ActionRequest, claimed_segments: set[int],
+                      claimed_sources: set[str]) -> Job | Proposal:
+        """A revision of a flagged paragraph first; else a new paragraph on works the draft does not cite
+        yet (each composer of a round gets its own works, so no two write the same paragraph)."""
+        for item in revisable_feedback(ws):
+            if item.segment_id not in claimed_segments:
+                claimed_segments.add(item.segment_id)
+                return Job(req, segment_id=item.segment_id)
+        notes = [n for n in uncovered_notes(ws, task, req.agent) if not set(n.sources) & claimed_sources]
+        sources = list(dict.fromkeys(s for n in notes for s in n.sources))[: self.compose_sources]
+        chosen = tuple(n for n in notes if set(n.sources) <= set(sources))
+        if not chosen or len(sources) < ws.compose_min_sources:
+            return Proposal(req.agent, req.action, fallback="nothing new to compose from")
+        claimed_sources.update(sources)
+        return Job(req, notes=chosen)
+
+    def _checked_critique(self, ws: Workspace, task: Task, req: ActionRequest) -> Proposal | None:
+        """The text checks' findings not yet raised, as feedback without an LLM call; None if there are none."""
+        raised = {(f.segment_id, f.check) for f in ws.open_feedback()}
+        items = []
+        for segment in ws.draft:
+            for finding in segment_findings(segment, ws, task):
+                if finding.check in TEXT_CHECKS and (segment.id, finding.check) not in raised:
+                    items.append((finding.kind, segment.id, finding.text, finding.check))
+                    raised.add((segment.id, finding.check))
+        missing = uncovered_sources(ws, task)
+        if missing and (None, "uncited_read") not in raised:
+            keys = ", ".join(sorted((task.id_to_key[s] for s in missing), key=lambda k: int(k[1:])))
+            items.append(("coverage_gap", None, f"works the team read are not cited yet: {keys}", "uncited_read"))
+        if not items:
+            return None
+        target = next((seg for _, seg, _, _ in items if seg is not None), None)
+        return Proposal(req.agent, req.action, 1.0, segment_id=target, feedback=items)
+
+    def schema(self, ws: Workspace, task: Task, job: Job) -> type[pydantic.BaseModel]:
+        """The answer's schema; a paragraph must cite the works it is written from (a revision: any known work)."""
+        if job.req.action != Action.COMPOSE:
+            return SCHEMAS[job.req.action]
+        keys = task.id_to_key
+        if job.segment_id is None:
+            allowed = {keys[s] for n in job.notes for s in n.sources}
         else:
-            user = prompts.CRITIQUE.format(title=task.title, keys=", ".join(task.keys), draft=_draft_block(ws),
-                                           knowledge=_notes_block(_newest(ws.global_notes, max_notes), keys))
-        return user
+            known = {s for n in ws.global_notes + ws.local_notes[job.req.agent] for s in n.sources}
+            cited = set(find_citation_keys(ws.segment(job.segment_id).text)) & set(task.keys)
+            allowed = {keys[s] for s in known} | cited
+        return compose_schema(frozenset(allowed))
 
     def run_round(self, ws, task, requests, t):
         mark = self.client.ledger.mark()
-        batch = [ChatRequest(self.messages(ws, task, r), caller=Caller(self.system, ROLE[r.action], r.agent),
-                             schema=SCHEMAS[r.action], max_tokens=self.max_tokens[ROLE[r.action]],
+        planned = self.plan(ws, task, requests)
+        jobs = [p for p in planned if isinstance(p, Job)]
+        batch = [ChatRequest(self.messages(ws, task, j.req, j), caller=Caller(self.system, ROLE[j.req.action],
+                                                                              j.req.agent),
+                             schema=self.schema(ws, task, j), max_tokens=self.max_tokens[ROLE[j.req.action]],
                              prompt_version=prompts.PROMPT_VERSION, sample_index=t)
-                 for r in requests]
-        outcomes = self.client.batch(batch, return_exceptions=True)
+                 for j in jobs]
+        outcomes = iter(self.client.batch(batch, return_exceptions=True))
         proposals = []
         cost = RoundCost()
-        for req, outcome in zip(requests, outcomes, strict=True):
-            if isinstance(outcome, LLMError):
-                reason = f"{type(outcome).__name__}: {str(outcome)[:120]}"
-                proposals.append(Proposal(req.agent, req.action, fallback=reason))
+        for item in planned:
+            if isinstance(item, Proposal):
+                proposals.append(item)
             else:
-                proposals.append(self._proposal(ws, task, req, outcome.parsed))
+                outcome = next(outcomes)
+                if isinstance(outcome, LLMError):
+                    reason = f"{type(outcome).__name__}: {str(outcome)[:120]}"
+                    proposals.append(Proposal(item.req.agent, item.req.action, fallback=reason))
+                else:
+                    proposals.append(self._proposal(ws, task, item, outcome.parsed))
             if proposals[-1].is_noop:
                 cost.fallbacks += 1
                 cost.fallback_reasons.append(proposals[-1].fallback)
@@ -154,10 +312,12 @@ class LLMExecutor(Executor):
         cost.tokens = sum(r.prompt_tokens + r.completion_tokens for r in cost.ledger_records)
         return proposals, cost
 
-    def _proposal(self, ws: Workspace, task: Task, req: ActionRequest, out: pydantic.BaseModel) -> Proposal:
-        key_to_id = task.key_to_id
+    def _proposal(self, ws: Workspace, task: Task, job: Job, out: pydantic.BaseModel) -> Proposal:
+        key_to_id, req = task.key_to_id, job.req
         if req.action == Action.RETRIEVE:
-            notes = [Note(n.strip(), (req.reference.id,), req.agent) for n in out.notes if n.strip()]
+            texts = [n.strip() for n in out.notes if n.strip()]
+            self._read[(task.target_id, req.reference.id)] = texts
+            notes = [Note(text, (req.reference.id,), req.agent) for text in texts]
             return Proposal(req.agent, req.action, out.confidence, notes=notes, reference_id=req.reference.id)
         if req.action == Action.DISSEMINATE:
             fallback_sources = tuple(dict.fromkeys(s for n in ws.unshared(req.agent) for s in n.sources))
@@ -167,13 +327,14 @@ class LLMExecutor(Executor):
                 notes.append(Note(text.strip(), sources or fallback_sources, req.agent))
             return Proposal(req.agent, req.action, out.confidence, notes=notes)
         if req.action == Action.COMPOSE:
-            segment_id = out.segment_id if out.segment_id is not None and ws.segment(out.segment_id) else None
-            open_ids = {f.id for f in ws.open_feedback()}
-            return Proposal(req.agent, req.action, out.confidence, segment_id=segment_id, text=out.text,
-                            resolves=[i for i in out.resolves if i in open_ids])
-        items = [(f.kind, f.segment_id if f.segment_id is None or ws.segment(f.segment_id) else None, f.text)
-                 for f in out.feedback]
+            # The paragraph is the one the job named (a revision) or a new one, whatever id the model wrote.
+            open_ids = {f.id for f in ws.open_feedback() if f.segment_id == job.segment_id}
+            return Proposal(req.agent, req.action, out.confidence, segment_id=job.segment_id,
+                            text=one_paragraph(out.text),
+                            resolves=[i for i in out.resolves if i in open_ids] if job.segment_id is not None else [])
+        items = [(f.kind, f.segment_id if f.segment_id is None or ws.segment(f.segment_id) else None, f.text,
+                  None) for f in out.feedback]
         if not items:
             return Proposal(req.agent, req.action, fallback="the critic found no problems")
-        target = next((seg for _, seg, _ in items if seg is not None), None)
+        target = next((seg for _, seg, _, _ in items if seg is not None), None)
         return Proposal(req.agent, req.action, out.confidence, segment_id=target, feedback=items)

@@ -15,7 +15,7 @@ import numpy as np
 
 from crewlib.citations import find_citation_keys
 from crewlib.config import from_quick
-from crewlib.env.checks import check_sentence, knowledge
+from crewlib.env.checks import check_sentence, knowledge, n_sources, revisable_feedback, uncovered_notes
 from crewlib.env.reward import sim
 from crewlib.env.workspace import Action, Workspace
 from crewlib.tasks import Task
@@ -123,12 +123,16 @@ def observe(ws: Workspace, task: Task, agent: int, t: int, horizon: int, stats: 
 
 
 def action_mask(ws: Workspace, task: Task, agent: int) -> np.ndarray:
-    """1 for the actions that can do something: unread papers, unshared notes, knowledge, a draft."""
+    """1 for the actions that can change something (an action that cannot costs no LLM call):
+    Retrieve while the agent has unread papers; Disseminate with unshared notes; Compose with
+    knowledge of at least ``ws.compose_min_sources`` works the draft does not cite yet, or open
+    feedback on a paragraph; Critique when the
+    draft changed since the last critique."""
     mask = np.array([
         len(ws.read_log[agent]) < len(task.references),
         bool(ws.unshared(agent)),
-        bool(ws.global_notes or ws.local_notes[agent]),
-        bool(ws.draft),
+        bool(revisable_feedback(ws)) or n_sources(uncovered_notes(ws, task, agent)) >= ws.compose_min_sources,
+        bool(ws.draft) and ws.last_draft_change >= ws.last_critique,
     ], dtype=np.int8)
     if not mask.any():
         mask[Action.RETRIEVE] = 1  # nothing is possible: re-reading is the safe no-op

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from crewlib.citations import check_citations
+from crewlib.sections import finish_section, order_paragraphs
 
 
 @dataclass
@@ -25,6 +26,9 @@ class EpisodeTrace:
     rounds: list[dict] = field(default_factory=list)
     final_draft: str = ""
     citation_check: dict = field(default_factory=dict)
+    output_checks: dict = field(default_factory=dict)  # what the final section's checks repaired or found
+    edits: dict = field(default_factory=dict)  # repeats merged / rejected, markers de-duplicated, segments removed
+    feedback: list[dict] = field(default_factory=list)  # every item raised: flagged → fixed, with its rounds
 
     @classmethod
     def start(cls, example, task, executor_name: str, config) -> EpisodeTrace:
@@ -51,7 +55,13 @@ class EpisodeTrace:
         })
 
     def finish(self, ws, task) -> None:
-        self.final_draft = ws.draft_text
+        """The final section: the segments in thematic order, through the output checks every system passes."""
+        rank = {k: i for i, k in enumerate(task.keys)}
+        ordered = "\n\n".join(order_paragraphs([s.text for s in ws.draft], rank))
+        self.final_draft, report = finish_section(ordered, task, ws.duplicate_threshold)
+        self.output_checks = report.to_dict()
+        self.edits = dict(ws.edits)
+        self.feedback = [dataclasses.asdict(f) for f in ws.feedback]
         check = check_citations(self.final_draft, task.key_to_id)
         self.citation_check = {"markers": check.markers, "resolved": check.resolved,
                                "verification": check.verification, "unresolved_keys": list(check.unresolved_keys),

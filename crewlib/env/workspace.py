@@ -8,9 +8,12 @@ on the same segment the most confident wins (ties: the lower agent index).
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from enum import IntEnum
 
+from crewlib.citations import find_citation_keys
+from crewlib.sections import dedupe_markers, near_duplicate
 from crewlib.text import content_words
 
 
@@ -47,6 +50,9 @@ class FeedbackItem:
     text: str
     author: int
     status: str = "open"  # open | resolved
+    flagged_at: int = 0  # the round it was raised
+    resolved_at: int | None = None  # the round a revision fixed it
+    check: str | None = None  # the deterministic check that raised it (its fix is verified); None: a judgement
 
 
 @dataclass
@@ -59,7 +65,8 @@ class Proposal:
     segment_id: int | None = None  # compose: the segment revised (None: a new one); critique: the segment
     notes: list[Note] = field(default_factory=list)  # retrieve / disseminate
     text: str = ""  # compose
-    feedback: list[tuple[str, int | None, str]] = field(default_factory=list)  # critique: (kind, segment, text)
+    # critique: (kind, segment, text, check) — check names the deterministic check that found it, None for a judgement
+    feedback: list[tuple[str, int | None, str, str | None]] = field(default_factory=list)
     resolves: list[int] = field(default_factory=list)  # compose: feedback ids addressed
     fallback: str | None = None  # why this is a no-op, when it is one
     reference_id: str | None = None  # retrieve: the reference read
@@ -113,6 +120,10 @@ class Workspace:
     read_log: list[list[str]] = field(default_factory=list)
     last_action: list[int | None] = field(default_factory=list)
     last_draft_change: int = 0
+    last_critique: int = -1  # the round the last critique landed (Critique waits for a changed draft)
+    duplicate_threshold: float = 1.01  # a new segment overlapping an existing one this much repeats it (> 1: never)
+    compose_min_sources: int = 1  # uncited works a new paragraph needs (fewer: read and share first)
+    edits: Counter = field(default_factory=Counter)  # what write_segment did: merged / rejected repeats, markers
     _next_segment: int = 0
     _next_feedback: int = 0
     check_cache: dict = field(default_factory=dict, repr=False)  # sentence checks (crewlib.env.checks)
@@ -168,10 +179,34 @@ class Workspace:
         return added
 
     def write_segment(self, agent: int, text: str, segment_id: int | None, t: int) -> Segment | None:
-        text = text.strip()
-        if not text:
-            return None
+        """Write a new segment or revise one; None when nothing changed.
+
+        Invariants: no marker repeated inside one citation; no two near-identical segments. A new
+        segment that repeats an existing one becomes a revision of it when it cites a work the
+        existing one does not (``edits["merged_repeat"]``), else it is rejected
+        (``edits["rejected_repeat"]``); a revision that repeats another segment is rejected.
+        """
+        text, removed = dedupe_markers(text.strip())
+        self.edits["duplicated_markers"] += removed
         existing = self.segment(segment_id) if segment_id is not None else None
+        if not text:
+            if existing is None:
+                return None
+            # A revision that keeps nothing removes the segment; what was flagged on it is settled.
+            self.draft.remove(existing)
+            self.resolve([f.id for f in self.feedback if f.segment_id == existing.id], t)
+            self.edits["removed"] += 1
+            self.last_draft_change = t
+            return existing
+        repeats = next((s for s in self.draft if s is not existing
+                        and near_duplicate(text, s.text, self.duplicate_threshold)), None)
+        if repeats is not None:
+            if existing is None and set(find_citation_keys(text)) - set(find_citation_keys(repeats.text)):
+                existing = repeats
+                self.edits["merged_repeat"] += 1
+            else:
+                self.edits["rejected_repeat"] += 1
+                return None
         if existing is not None:
             if existing.text == text:
                 return None
@@ -184,16 +219,17 @@ class Workspace:
         self.last_draft_change = t
         return segment
 
-    def add_feedback(self, kind: str, segment_id: int | None, text: str, author: int) -> FeedbackItem:
-        item = FeedbackItem(self._next_feedback, kind, segment_id, text, author)
+    def add_feedback(self, kind: str, segment_id: int | None, text: str, author: int, *, t: int = 0,
+                     check: str | None = None) -> FeedbackItem:
+        item = FeedbackItem(self._next_feedback, kind, segment_id, text, author, flagged_at=t, check=check)
         self._next_feedback += 1
         self.feedback.append(item)
         return item
 
-    def resolve(self, feedback_ids: list[int]) -> int:
+    def resolve(self, feedback_ids: list[int], t: int = 0) -> int:
         resolved = 0
         for item in self.feedback:
             if item.id in feedback_ids and item.status == "open":
-                item.status = "resolved"
+                item.status, item.resolved_at = "resolved", t
                 resolved += 1
         return resolved
