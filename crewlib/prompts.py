@@ -52,8 +52,8 @@ Works the section does not cite yet, with notes:
 {knowledge}
 
 Write ONE new paragraph (3 or 4 sentences, at most 90 words) about these works only, {keys}: say what they \
-have in common, how they differ, and how they relate to the paper. """ + SECTION_RULES + """ Answer with segment_id null, the paragraph as \
-text, and your confidence (0 to 1)."""
+have in common, how they differ, and how they relate to the paper. """ + SECTION_RULES + """ Answer with \
+segment_id null, the paragraph as text, and your confidence (0 to 1)."""
 
 REVISE = """You are writing the related-work section of the paper "{topic}".
 
@@ -67,8 +67,9 @@ Notes on the works it cites:
 {knowledge}
 
 Rewrite paragraph {segment_id} so that every problem above is fixed: remove repeated or off-topic sentences, \
-keep the citations that are right, at most 100 words. """ + SECTION_RULES + """ Answer with segment_id {segment_id}, the \
-rewritten paragraph as text, the feedback ids you fixed as resolves, and your confidence (0 to 1)."""
+keep the citations that are right, at most 100 words. """ + SECTION_RULES + """ Answer with \
+segment_id {segment_id}, the rewritten paragraph as text, the feedback ids you fixed as resolves, and your \
+confidence (0 to 1)."""
 
 CRITIQUE = """Target paper: {title}
 
