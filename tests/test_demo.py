@@ -30,7 +30,9 @@ def test_demo_runs_crew_and_writes_draft_trace_and_costs(tmp_path, monkeypatch, 
     params = load_params("quick", {"llm": {"cache_dir": str(tmp_path / "cache")}})
     demo = run_demo(params, rounds=2, output_dir=tmp_path / "out")
     s = demo.summary
-    assert s["rounds"] == 2 and s["calls"] >= 6 and s["prompt_tokens"] > 0 and s["wall_time_s"] > 0
+    # Two rounds of 3 agents: at most 6 calls; an action that needs no model (a paper a teammate read, notes
+    # shared as they are, a masked action) makes none.
+    assert s["rounds"] == 2 and 3 <= s["calls"] <= 6 and s["prompt_tokens"] > 0 and s["wall_time_s"] > 0
     assert len(demo.trace.rounds) == 2 and demo.trace.rounds[0]["actions"]["agent_0"] == 0  # read first
     for name in ("related_work.md", "trace.json", "summary.json", "ledger.csv"):
         assert (tmp_path / "out" / name).exists()
