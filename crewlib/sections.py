@@ -123,19 +123,6 @@ def paragraphs(text: str) -> list[str]:
     return [p.strip() for p in re.split(r"\n\s*\n", text.strip()) if p.strip()]
 
 
-def problem_sentences(text: str, task: Task) -> dict[str, list[str]]:
-    """The sentences of ``text`` that a reader would flag, by problem (used by Critique and the report)."""
-    found: dict[str, list[str]] = {"meta": [], "first_person_copy": [], "describes_target": []}
-    for sent in sentences(text):
-        if is_meta(sent):
-            found["meta"].append(sent)
-        elif is_first_person_copy(sent, task):
-            found["first_person_copy"].append(sent)
-        elif describes_target(sent, task):
-            found["describes_target"].append(sent)
-    return found
-
-
 def finish_section(text: str, task: Task, duplicate_threshold: float) -> tuple[str, SectionReport]:
     """The section with the repairs of the module docstring applied, and what was repaired or found."""
     report = SectionReport()

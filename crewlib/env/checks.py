@@ -145,13 +145,20 @@ def fixed_feedback(ws: Workspace, task: Task) -> list[int]:
     """Open feedback raised by a check that no longer finds the problem (a revision fixed it), and
     coverage gaps once the draft cites everything the team knows of."""
     fixed = []
+    found: dict[int, set[str]] = {}  # segment id → the checks that still find something (computed once)
+    covered = None
     for item in ws.open_feedback():
         if item.kind == "coverage_gap" and item.segment_id is None:
-            if not uncovered_sources(ws, task):
+            covered = not uncovered_sources(ws, task) if covered is None else covered
+            if covered:
                 fixed.append(item.id)
         elif item.check:
             segment = ws.segment(item.segment_id) if item.segment_id is not None else None
-            if segment is not None and item.check not in {f.check for f in segment_findings(segment, ws, task)}:
+            if segment is None:
+                continue
+            if segment.id not in found:
+                found[segment.id] = {f.check for f in segment_findings(segment, ws, task)}
+            if item.check not in found[segment.id]:
                 fixed.append(item.id)
     return fixed
 
