@@ -31,6 +31,11 @@ class Embedded(Block):
     startup_timeout_s: float = Field(gt=0)
 
 
+class Faults(Block):
+    rate: float = Field(ge=0, le=1)
+    seed: int
+
+
 class LLM(Block):
     provider: Literal["embedded", "openai"]
     base_url: str | None
@@ -42,14 +47,17 @@ class LLM(Block):
     frequency_penalty: float
     seed: int | None
     timeout_s: float = Field(gt=0)
+    deadline_s: float = Field(gt=0)
     concurrency: int = PositiveInt
     max_retries: int = Field(ge=0)
     backoff_base_s: float = Field(ge=0)
     backoff_max_s: float = Field(ge=0)
+    retry_after_max_s: float = Field(ge=0)
     json_mode: bool
     cache_mode: Literal["off", "read_write", "replay"]
     cache_dir: str
     embedded: Embedded
+    faults: Faults
 
 
 class Demo(Block):
@@ -200,6 +208,7 @@ class LongContext(Block):
 class RAG(Block):
     chunk_words: int = PositiveInt
     top_k: int = PositiveInt
+    max_chunks_per_reference: int = PositiveInt
 
 
 class Primera(Block):

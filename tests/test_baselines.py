@@ -158,10 +158,10 @@ def test_rag_retrieves_the_top_k_chunks(make_client):
         task = rag.task(example)
         retrieved = rag.retrieve(task)
         generation = rag.generate(example)
-    chunks = rag.chunks(task)
+    chunks, dropped = rag.chunks(task)
     vectors = embed([task.target_text] + [t for _, t in chunks])
     scores = np.sort(vectors[1:] @ vectors[0])[::-1]
-    assert len(retrieved) == 4 and len(chunks) > 4
+    assert len(retrieved) == 4 and len(chunks) > 4 and dropped == 0
     assert np.allclose([c.score for c in retrieved], scores[:4], atol=1e-5)
     assert all(c.text in server.requests[0]["messages"][1]["content"] for c in retrieved)
     assert generation.notes["retrieved"][0][0] == retrieved[0].key

@@ -67,7 +67,7 @@ def test_unreachable_endpoint_gives_a_clear_error(tmp_path):
     cfg = LLMConfig(provider="openai", base_url="http://127.0.0.1:9/v1", model="m", api_key_env="",
                     max_retries=1, timeout_s=1.0, cache_mode="off")
     client = LLMClient(cfg, sleep=lambda s: None)
-    with pytest.raises(RetryExhaustedError, match="127.0.0.1:9.*failed 2 times"):
+    with pytest.raises(RetryExhaustedError, match="127.0.0.1:9.*all 2 attempts"):
         client.chat(HELLO)
 
 

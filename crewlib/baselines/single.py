@@ -83,31 +83,41 @@ class Chunk:
 
 
 class RAG(_OnePrompt):
-    """Chunk the references, embed with MiniLM, keep the top-k chunks most similar to the target."""
+    """Chunk the references, embed with MiniLM, keep the top-k chunks most similar to the target.
+
+    A reference gives at most ``max_chunks_per_reference`` chunks (its opening words): a
+    200,000-word text would otherwise cost minutes of embedding; what is cut is recorded in
+    ``notes["chunks_dropped"]``.
+    """
 
     name = "rag"
 
-    def chunks(self, task: Task) -> list[tuple[str, str]]:
-        size = int(self.settings["chunk_words"])
-        out = []
+    def chunks(self, task: Task) -> tuple[list[tuple[str, str]], int]:
+        """(key, text) chunks of every reference, and how many chunks the per-reference cap dropped."""
+        size, cap = int(self.settings["chunk_words"]), int(self.settings["max_chunks_per_reference"])
+        out, dropped = [], 0
         for key, ref in zip(task.keys, task.references, strict=True):
             words = ref.abstract.split() or ["(no abstract)"]
-            for start in range(0, len(words), size):
+            starts = range(0, len(words), size)
+            dropped += max(0, len(starts) - cap)
+            for start in starts[:cap]:
                 out.append((key, f"{ref.title}: {' '.join(words[start:start + size])}"))
-        return out
+        return out, dropped
 
-    def retrieve(self, task: Task) -> list[Chunk]:
+    def retrieve(self, task: Task, chunks: list[tuple[str, str]] | None = None) -> list[Chunk]:
         """The ``top_k`` chunks by cosine with the target's title and abstract, best first."""
         from crewlib.relevance import embed
 
-        chunks = self.chunks(task)
+        chunks = chunks if chunks is not None else self.chunks(task)[0]
         vectors = embed([task.target_text] + [text for _, text in chunks])
         scores = vectors[1:] @ vectors[0]
         order = np.argsort(-scores, kind="stable")[: int(self.settings["top_k"])]
         return [Chunk(chunks[i][0], chunks[i][1], float(scores[i])) for i in order]
 
     def _generate(self, example: RWGExample, task: Task) -> Generation:
-        retrieved = self.retrieve(task)
+        chunks, dropped = self.chunks(task)
+        retrieved = self.retrieve(task, chunks)
         material = "Retrieved passages of the references:\n" + "\n".join(f"[{c.key}] {c.text}" for c in retrieved)
-        notes = {"chunks": len(self.chunks(task)), "retrieved": [(c.key, round(c.score, 4)) for c in retrieved]}
+        notes = {"chunks": len(chunks), "chunks_dropped": dropped,
+                 "retrieved": [(c.key, round(c.score, 4)) for c in retrieved]}
         return Generation(self.name, example.target_id, self.write(task, material), dict(task.key_to_id), notes=notes)

@@ -8,8 +8,12 @@
   ``article``/``abstract`` strings, or the original ``article_text``/``abstract_text``/``sections``.
 
 Every loader returns ``(records, LoadReport)``: malformed rows are skipped *and counted*,
-never dropped silently. With ``HF_HUB_OFFLINE=1`` a Hub loader fails at once with
-:class:`DatasetUnavailableError`, naming the dataset and how to point it at a local copy.
+never dropped silently — a line that is not JSON, not a JSON object (``null``, a list, a string)
+or not UTF-8 is skipped naming its file and line; a record whose id an earlier record already
+has is skipped, counted and named (a resumed run could not tell their results apart).
+
+With ``HF_HUB_OFFLINE=1`` a Hub loader fails at once with :class:`DatasetUnavailableError`,
+naming the dataset and how to point it at a local copy.
 """
 
 from __future__ import annotations
@@ -65,14 +69,22 @@ def read_local_rows(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
 
         yield from pq.read_table(path).to_pylist()
         return
-    with path.open(encoding="utf-8") as fh:
-        for line_no, line in enumerate(fh, start=1):
-            if not line.strip():
+    with path.open("rb") as fh:
+        for line_no, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                yield {"__unparsable__": f"{path} line {line_no} is not valid UTF-8 (byte "
+                                         f"{raw[exc.start]:#04x} at column {exc.start + 1})"}
                 continue
             try:
                 row = json.loads(line)
             except ValueError:
-                row = {"__unparsable__": f"{path.name} line {line_no} is not valid JSON"}
+                row = {"__unparsable__": f"{path} line {line_no} is not valid JSON"}
+            if not isinstance(row, dict):
+                row = {"__unparsable__": f"{path} line {line_no} is {type(row).__name__}, not a JSON object"}
             yield row
 
 
@@ -99,13 +111,21 @@ def hub_rows(key: str, *, config: str | None, split: str, streaming: bool,
 def _collect(rows: Iterable[dict], parse: Callable[[dict, int], T], report: LoadReport,
              limit: int | None) -> list[T]:
     records: list[T] = []
+    seen: set[str] = set()
     for index, row in enumerate(rows):
         if limit is not None and len(records) >= limit:
             break
         try:
+            if not isinstance(row, dict):
+                raise RecordError(f"#{index}", "(row)", f"is {type(row).__name__}, not a JSON object")
             if "__unparsable__" in row:
                 raise RecordError(f"#{index}", "(row)", row["__unparsable__"])
-            records.append(parse(row, index))
+            record = parse(row, index)
+            rid = getattr(record, "target_id", None) or getattr(record, "id", None)
+            if rid in seen:
+                raise RecordError(str(rid), "id", "repeats an earlier record's id (the later one is skipped)")
+            seen.add(rid)
+            records.append(record)
         except RecordError as err:
             report.skip(err)
         except (TypeError, KeyError, AttributeError, ValueError) as exc:

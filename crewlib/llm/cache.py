@@ -80,6 +80,8 @@ class ResponseCache:
             answer = None
         except (ValueError, KeyError, TypeError):
             answer = None  # a damaged entry is a miss; the live call will overwrite it
+        if answer is not None and not answer.content.strip():
+            answer = None  # an empty answer is a failed call, never a recording (older caches may hold one)
         if answer is None and self.mode == "replay":
             last = request["messages"][-1]["content"] if request.get("messages") else ""
             raise CacheMissError(
@@ -89,7 +91,7 @@ class ResponseCache:
         return answer
 
     def put(self, request: dict[str, Any], key: str, answer: CachedAnswer) -> None:
-        if self.mode != "read_write":
+        if self.mode != "read_write" or not answer.content.strip():
             return
         path = self._path(key)
         path.parent.mkdir(parents=True, exist_ok=True)

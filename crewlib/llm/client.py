@@ -5,12 +5,20 @@ to the embedded llama.cpp server, OpenRouter, vLLM or Ollama. On top of the raw 
 in this order: the answer cache, a bound on concurrent live calls, retries with exponential
 backoff and jitter, the ledger, and (for :meth:`LLMClient.chat_json`) schema validation with
 one re-ask.
+
+Failure handling (docs/reliability.md): a 200 whose body is not a chat completion, or whose
+content is empty, is a :class:`MalformedResponseError`, retried and never cached; a 429's
+``Retry-After`` is waited for (at most ``llm.retry_after_max_s``); every call has a total
+deadline ``llm.deadline_s`` over all its attempts; the API key is removed from any error text
+before it is raised, logged or written to the ledger.
 """
 
 from __future__ import annotations
 
+import email.utils
 import os
 import random
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -23,7 +31,13 @@ import pydantic
 
 from crewlib.llm.cache import CachedAnswer, ResponseCache, canonical_request, request_key
 from crewlib.llm.config import LLMConfig
-from crewlib.llm.errors import EndpointError, LLMError, OutputValidationError, RetryExhaustedError
+from crewlib.llm.errors import (
+    EndpointError,
+    LLMError,
+    MalformedResponseError,
+    OutputValidationError,
+    RetryExhaustedError,
+)
 from crewlib.llm.faults import FaultInjector
 from crewlib.llm.jsonout import JSONAnswerError, parse_json_answer, schema_instruction
 from crewlib.llm.ledger import Caller, CallRecord, Ledger
@@ -34,12 +48,54 @@ T = TypeVar("T", bound=pydantic.BaseModel)
 _RETRY_STATUS = {408, 409, 429}
 
 
+_BEARER = re.compile(r"(?i)(bearer\s+)[^\s'\"]+")
+
+
 def _is_retryable(exc: BaseException) -> bool:
-    if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
+    if isinstance(exc, (openai.APIConnectionError, MalformedResponseError)):  # includes APITimeoutError
         return True
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code in _RETRY_STATUS or exc.status_code >= 500
     return False
+
+
+def retry_after_s(exc: BaseException) -> float | None:
+    """Seconds a 429/503 asks the client to wait (``Retry-After``: seconds or an HTTP date;
+    ``retry-after-ms``), None when it does not say."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None) or {}
+    if headers.get("retry-after-ms"):
+        try:
+            return max(0.0, float(headers["retry-after-ms"]) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def checked_completion(response: Any) -> tuple[Any, str]:
+    """The response and its text, or :class:`MalformedResponseError` when it is not a chat
+    completion with non-empty content (the ``openai`` package returns a plain string for a body
+    that is not JSON)."""
+    choices = getattr(response, "choices", None)
+    if not isinstance(choices, list) or not choices:
+        shown = response if isinstance(response, str) else type(response).__name__
+        raise MalformedResponseError(f"the endpoint answered with no chat completion: {str(shown)[:120]!r}")
+    message = getattr(choices[0], "message", None)
+    content = getattr(message, "content", None) or ""
+    if not content.strip():
+        raise MalformedResponseError("the endpoint answered with empty content")
+    return response, content
 
 
 class _Secret:
@@ -119,6 +175,8 @@ class LLMClient:
         self._resolved_url: str | None = None
         self.ledger = ledger if ledger is not None else Ledger()
         self.cache = cache if cache is not None else ResponseCache(config.cache_path, config.cache_mode)
+        if faults is None and config.faults.rate > 0:
+            faults = FaultInjector(config.faults.rate, config.faults.seed)
         self.faults = faults
         self._sleep = sleep
         self._rng = random.Random(seed)
@@ -156,6 +214,13 @@ class LLMClient:
                 f"(or set llm.api_key_env to '' for a local server that needs no key)"
             )
         return key
+
+    def redact(self, text: str) -> str:
+        """``text`` with the API key and any bearer token replaced by ``***``."""
+        key = self._api_key.value
+        if key and key != "not-needed" and len(key) >= 4:
+            text = text.replace(key, "***")
+        return _BEARER.sub(r"\1***", text)
 
     def __repr__(self) -> str:  # never shows the key
         return f"LLMClient(endpoint={self.endpoint!r}, model={self.model!r}, cache={self.cache.mode!r})"
@@ -204,13 +269,13 @@ class LLMClient:
                                retries=getattr(exc, "attempts", 1) - 1, error=exc)
             raise
         latency = time.perf_counter() - t0
-        content = (response.choices[0].message.content or "") if response.choices else ""
-        usage = response.usage
+        response, content = checked_completion(response)
+        usage = getattr(response, "usage", None)
         answer = CachedAnswer(
             content=content, model=response.model or self.model,
             prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
             completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-            finish_reason=response.choices[0].finish_reason if response.choices else None,
+            finish_reason=getattr(response.choices[0], "finish_reason", None),
             latency_s=round(latency, 4),
         )
         self.cache.put(request, key, answer)
@@ -234,21 +299,39 @@ class LLMClient:
             kwargs["response_format"] = request["response_format"]
         last: BaseException | None = None
         attempts = cfg.max_retries + 1
+        deadline = time.monotonic() + cfg.deadline_s
+        made = 0
         for attempt in range(attempts):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            made += 1
             try:
                 with self._live_slots:
-                    return self._send(**kwargs), attempt
-            except openai.OpenAIError as exc:
+                    return checked_completion(self._send(**kwargs, timeout=min(cfg.timeout_s, remaining)))[0], attempt
+            except (openai.OpenAIError, MalformedResponseError) as exc:
                 if not _is_retryable(exc):
                     status = getattr(exc, "status_code", "?")
-                    raise EndpointError(f"{self.endpoint} refused the request (HTTP {status}): {exc}") from exc
+                    raise EndpointError(self.redact(
+                        f"{self.endpoint} refused the request (HTTP {status}): {exc}")) from None
                 last = exc
+            except ValueError as exc:  # the body claimed JSON and was not (truncated, an HTML page ...)
+                last = MalformedResponseError(f"the endpoint's answer is not valid JSON: {exc}")
             if attempt + 1 < attempts:
-                self._sleep(self._backoff(attempt))
-        raise RetryExhaustedError(
-            f"{self.endpoint} failed {attempts} times in a row (last: {type(last).__name__}: {last}); "
-            "check that the endpoint is up, or raise llm.max_retries / llm.timeout_s",
-            attempts=attempts, last_error=last,
+                wait = self._backoff(attempt)
+                asked = retry_after_s(last)
+                if asked is not None:
+                    wait = max(wait, min(asked, cfg.retry_after_max_s))
+                if wait >= deadline - time.monotonic():
+                    break
+                self._sleep(wait)
+        why = f"{type(last).__name__}: {last}" if last is not None else "no attempt made"
+        stop = (f"all {attempts} attempts (llm.max_retries + 1) failed" if made == attempts else
+                f"the call's deadline llm.deadline_s = {cfg.deadline_s:g} s ran out after {made} attempt(s)")
+        raise RetryExhaustedError(self.redact(
+            f"{self.endpoint}: {stop}; each attempt waits at most llm.timeout_s = {cfg.timeout_s:g} s "
+            f"(last: {why}); check that the endpoint is up, or raise llm.max_retries / llm.deadline_s"),
+            attempts=made, last_error=last,
         )
 
     def _backoff(self, attempt: int) -> float:

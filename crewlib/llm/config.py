@@ -11,6 +11,8 @@ Environment overrides (so one params file serves every endpoint):
 ``CREW_LLM_CACHE_MODE``     ``off`` / ``read_write`` / ``replay``
 ``CREW_LLM_CACHE_DIR``      where cached answers live
 ``CREW_EMBEDDED_MODEL``     registry name of the embedded model (tests use the 0.5B)
+``CREW_LLM_FAULTS``         inject failures into live calls: ``RATE`` or ``RATE:SEED``
+                            (e.g. ``0.05:1``), as ``llm.faults`` does
 ==========================  =============================================================
 """
 
@@ -40,6 +42,26 @@ class EmbeddedConfig:
 
 
 @dataclass(frozen=True)
+class FaultsConfig:
+    """Seeded injected failures in front of the endpoint (the paper's API-failure experiment)."""
+
+    rate: float = from_quick("llm.faults.rate")
+    seed: int = from_quick("llm.faults.seed")
+
+
+def parse_faults(value: str) -> dict[str, Any]:
+    """``"0.05"`` or ``"0.05:1"`` (rate, seed) → the ``llm.faults`` block."""
+    rate, _, seed = value.partition(":")
+    try:
+        block = {"rate": float(rate), **({"seed": int(seed)} if seed else {})}
+    except ValueError:
+        raise ParamsError(f"CREW_LLM_FAULTS must be RATE or RATE:SEED (e.g. 0.05:1), not {value!r}") from None
+    if not 0.0 <= block["rate"] <= 1.0:
+        raise ParamsError(f"CREW_LLM_FAULTS rate must be in [0, 1], not {block['rate']}")
+    return block
+
+
+@dataclass(frozen=True)
 class LLMConfig:
     """Where and how to call an LLM (defaults: ``params/quick.yaml``); the key is read from ``api_key_env``."""
 
@@ -53,14 +75,17 @@ class LLMConfig:
     frequency_penalty: float = from_quick("llm.frequency_penalty")
     seed: int | None = from_quick("llm.seed")
     timeout_s: float = from_quick("llm.timeout_s")
+    deadline_s: float = from_quick("llm.deadline_s")  # one call, all its attempts and waits together
     concurrency: int = from_quick("llm.concurrency")
     max_retries: int = from_quick("llm.max_retries")
     backoff_base_s: float = from_quick("llm.backoff_base_s")
     backoff_max_s: float = from_quick("llm.backoff_max_s")
+    retry_after_max_s: float = from_quick("llm.retry_after_max_s")  # cap on a 429's Retry-After
     json_mode: bool = from_quick("llm.json_mode")
     cache_mode: CacheMode = from_quick("llm.cache_mode")
     cache_dir: str = from_quick("llm.cache_dir")
     embedded: EmbeddedConfig = field(default_factory=EmbeddedConfig)
+    faults: FaultsConfig = field(default_factory=FaultsConfig)
 
     def __post_init__(self) -> None:
         if self.provider not in ("embedded", "openai"):
@@ -85,6 +110,7 @@ class LLMConfig:
         env = os.environ if env is None else env
         block = dict((params or {}).get("llm", {}))
         embedded = dict(block.pop("embedded", {}) or {})
+        faults = dict(block.pop("faults", {}) or {})
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = set(block) - known
         if unknown:
@@ -103,4 +129,6 @@ class LLMConfig:
                 block[key] = env[var]
         if env.get("CREW_EMBEDDED_MODEL"):
             embedded["model"] = env["CREW_EMBEDDED_MODEL"]
-        return cls(**block, embedded=EmbeddedConfig(**embedded))
+        if env.get("CREW_LLM_FAULTS"):
+            faults.update(parse_faults(env["CREW_LLM_FAULTS"]))
+        return cls(**block, embedded=EmbeddedConfig(**embedded), faults=FaultsConfig(**faults))

@@ -23,6 +23,11 @@ class EndpointError(LLMError):
     """The endpoint refused the request for a reason retrying cannot fix (400, 401, 404)."""
 
 
+class MalformedResponseError(LLMError):
+    """The endpoint answered 200 with something that is not a chat completion (not JSON, truncated
+    JSON, an HTML page, no choices) or with empty content. Retried like a 5xx; never cached."""
+
+
 class RetryExhaustedError(LLMError):
     """Timeouts, connection errors, 429 or 5xx persisted through every retry."""
 
