@@ -249,3 +249,37 @@ def test_the_embedded_client_honours_llm_faults_too():
     cfg = LLMConfig.from_params({"llm": {"provider": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m",
                                          "api_key_env": "", "faults": {"rate": 0.1, "seed": 0}}}, env={})
     assert LLMClient(cfg).faults.rate == 0.1
+
+
+_RUN_TWO = """
+import sys
+from crewlib.baselines.runner import run_systems
+from crewlib.config import load_params
+from crewlib.data.records import Reference, RWGExample
+from crewlib.llm import LLMClient, LLMConfig
+refs = tuple(Reference(f"p{i}", f"Paper {i}", f"Paper {i} studies graphs. " * 3) for i in range(3))
+examples = [RWGExample(t, f"Graphs {t}", f"We study graphs ({t}).", refs, gold_related_work="G [R1].", gold_cited_ids=("p0",))
+            for t in ("a", "b")]
+cfg = LLMConfig(provider="openai", base_url=sys.argv[1], model="m", api_key_env="", cache_dir=sys.argv[2],
+                max_retries=0)
+run_systems(["long_context"], examples, load_params("quick"), LLMClient(cfg), out_dir=sys.argv[3], progress=False)
+print("finished", flush=True)
+"""
+
+
+def test_a_run_killed_mid_call_repeats_only_the_call_in_flight(tmp_path):
+    with ScriptedOpenAIServer(default=Step(content="Graphs are studied [R1].")) as server:
+        server.push(Step(content="Graph work is reviewed [R1]."), Step(content="late [R2].", delay_s=30))
+        args = [sys.executable, "-c", _RUN_TWO, server.base_url, str(tmp_path / "cache"), str(tmp_path / "out")]
+        run = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 240
+        while len(server.requests) < 2 and time.monotonic() < deadline and run.poll() is None:
+            time.sleep(0.1)  # until the second call is in flight
+        run.kill()
+        _, err = run.communicate()
+        assert len(server.requests) == 2, err[-2000:]
+        finished = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert "finished" in finished.stdout, finished.stderr
+    assert len(server.requests) == 3  # example a resumed from generations.jsonl; only b's call again
+    saved = read_generations(tmp_path / "out" / "generations.jsonl")
+    assert set(saved) == {("long_context", "a"), ("long_context", "b")}
