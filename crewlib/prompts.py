@@ -6,7 +6,7 @@ recorded for an older wording are never replayed for the new one.
 
 from __future__ import annotations
 
-PROMPT_VERSION = "2026-12-03.3"
+PROMPT_VERSION = "2026-12-03.4"
 
 # ---------------------------------------------------------------------------------------------
 # CREW agent roles (the LLM executor). Each asks for one JSON object; schemas in crewlib.env.llm_executor.
@@ -43,17 +43,18 @@ SECTION_RULES = (
     "feedback or these instructions. Write complete sentences."
 )
 
-COMPOSE = """You are writing the related-work section of the paper "{topic}".
+COMPOSE = """You are writing the related-work section of the paper "{topic}": {abstract}
 
-The section so far, one line per paragraph (id: opening words [keys cited]):
+The section so far, one line per paragraph (the works it cites):
 {outline}
 
 Works the section does not cite yet, with notes:
 {knowledge}
 
-Write ONE new paragraph (3 or 4 sentences, at most 90 words) about these works only, {keys}: say what they \
-have in common, how they differ, and how they relate to the paper. """ + SECTION_RULES + """ Answer with \
-segment_id null, the paragraph as text, and your confidence (0 to 1)."""
+Write ONE new paragraph (3 or 4 sentences, at most 90 words) about these works only, {keys}. Open with the \
+theme they share, name each work's method where you cite it, say how they differ, and end with one sentence on \
+how they bear on this paper's problem. """ + SECTION_RULES + """ Answer with segment_id null, the paragraph as \
+text, and your confidence (0 to 1)."""
 
 REVISE = """You are writing the related-work section of the paper "{topic}".
 

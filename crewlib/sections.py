@@ -10,6 +10,8 @@ changed silently:
 - **duplicated markers** — ``[R2] [R2]`` and ``[R2, R2]`` become ``[R2]``;
 - **meta-text** — a sentence about the draft, the workspace, notes or feedback, or a preamble
   ("Here is a related-work section ...") is removed;
+- **stray punctuation** — repeated full stops (``[R2]. . The``) and "sentences" with no word
+  are removed;
 - **truncation** — a last sentence cut by the token limit (no closing punctuation) is removed
   (unless it is the whole text, which is kept; counted either way).
 
@@ -38,6 +40,7 @@ _META = re.compile(
 _FIRST_PERSON = re.compile(r"\b(?:we|our|us)\b", re.IGNORECASE)
 _REPEATED_KEY = re.compile(r"\[(R\d+)\](?:\s*\[\1\])+")
 _BRACKET = re.compile(r"\[([^\[\]]+)\]")
+_STRAY_STOPS = re.compile(r"([.!?])(?:[ \t]+\.)+(?=\s|$)")  # "[R2]. . The" → "[R2]. The"
 _CLOSED = re.compile(r"[.!?][\"')\]]*$|\][.!?]?$")
 COPY_THRESHOLD = 0.6  # share of a first-person sentence's content words found in one cited abstract
 TARGET_THRESHOLD = 0.7  # share of a sentence's content words found in the target's abstract
@@ -108,12 +111,14 @@ class SectionReport:
     duplicated_markers: int = 0
     meta_sentences: int = 0
     truncated: int = 0
+    stray_punctuation: int = 0
     first_person_copies: int = 0  # counted, not repaired
     target_descriptions: int = 0  # counted, not repaired
 
     @property
     def repairs(self) -> int:
-        return self.repeated_paragraphs + self.duplicated_markers + self.meta_sentences + self.truncated
+        return (self.repeated_paragraphs + self.duplicated_markers + self.meta_sentences + self.truncated
+                + self.stray_punctuation)
 
     def to_dict(self) -> dict[str, int]:
         return asdict(self)
@@ -127,6 +132,7 @@ def finish_section(text: str, task: Task, duplicate_threshold: float) -> tuple[s
     """The section with the repairs of the module docstring applied, and what was repaired or found."""
     report = SectionReport()
     text, report.duplicated_markers = dedupe_markers(text)
+    text, report.stray_punctuation = _STRAY_STOPS.subn(r"\1", text)
     kept: list[str] = []
     blocks = paragraphs(text)
     for i, block in enumerate(blocks):
@@ -137,6 +143,9 @@ def finish_section(text: str, task: Task, duplicate_threshold: float) -> tuple[s
                 sents = sents[:-1]
         clean = []
         for sent in sents:
+            if not re.search(r"\w", strip_markers(sent)):
+                report.stray_punctuation += 1
+                continue
             if is_meta(sent):
                 report.meta_sentences += 1
                 continue
@@ -157,6 +166,22 @@ def repeated_paragraph_count(text: str, threshold: float) -> int:
     """Paragraphs that near-duplicate an earlier one (the quality benchmark's repetition count)."""
     blocks = paragraphs(text)
     return sum(any(near_duplicate(b, a, threshold) for a in blocks[:i]) for i, b in enumerate(blocks))
+
+
+def join_short_paragraphs(blocks: Iterable[str]) -> tuple[list[str], int]:
+    """Each one-sentence paragraph appended to the paragraph it shares the most content with (a
+    revision that cut a paragraph to one sentence leaves an orphan); returns the paragraphs and
+    how many were joined. A section of one-sentence paragraphs only is left as it is."""
+    blocks = list(blocks)
+    long = [i for i, b in enumerate(blocks) if len(sentences(b)) > 1]
+    if not long:
+        return blocks, 0
+    joined = {i: blocks[i] for i in long}
+    for j, block in enumerate(blocks):
+        if j not in joined:
+            host = max(long, key=lambda i: overlap(blocks[i], block))
+            joined[host] = f"{joined[host]} {block}"
+    return [joined[i] for i in long], len(blocks) - len(long)
 
 
 def order_paragraphs(blocks: Iterable[str], rank: dict[str, int]) -> list[str]:

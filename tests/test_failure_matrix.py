@@ -258,8 +258,8 @@ from crewlib.config import load_params
 from crewlib.data.records import Reference, RWGExample
 from crewlib.llm import LLMClient, LLMConfig
 refs = tuple(Reference(f"p{i}", f"Paper {i}", f"Paper {i} studies graphs. " * 3) for i in range(3))
-examples = [RWGExample(t, f"Graphs {t}", f"We study graphs ({t}).", refs, gold_related_work="G [R1].", gold_cited_ids=("p0",))
-            for t in ("a", "b")]
+examples = [RWGExample(t, f"Graphs {t}", f"We study graphs ({t}).", refs, gold_related_work="G [R1].",
+                       gold_cited_ids=("p0",)) for t in ("a", "b")]
 cfg = LLMConfig(provider="openai", base_url=sys.argv[1], model="m", api_key_env="", cache_dir=sys.argv[2],
                 max_retries=0)
 run_systems(["long_context"], examples, load_params("quick"), LLMClient(cfg), out_dir=sys.argv[3], progress=False)

@@ -15,10 +15,17 @@ from crewlib.config import load_params
 from crewlib.data.records import Reference, RWGExample
 from crewlib.env import Action, CrewEnv, EnvConfig, SurrogateExecutor
 from crewlib.env.checks import segment_findings
-from crewlib.env.llm_executor import LLMExecutor
+from crewlib.env.llm_executor import LLMExecutor, related_sources
 from crewlib.env.policies import RandomPolicy
 from crewlib.env.workspace import Workspace
-from crewlib.sections import finish_section, is_meta, near_duplicate, order_paragraphs, paragraphs
+from crewlib.sections import (
+    finish_section,
+    is_meta,
+    join_short_paragraphs,
+    near_duplicate,
+    order_paragraphs,
+    paragraphs,
+)
 from crewlib.tasks import build_tasks
 from crewlib.text import sentences
 
@@ -61,7 +68,7 @@ def assert_clean_section(text: str) -> None:
 
 # ------------------------------------------------------------------------------------ the checks
 def test_repairs_are_made_and_counted(task):
-    text = ("Here is a related-work section for the target paper. Longformer scales attention linearly [R1] [R1].\n\n"
+    text = ("Here is a related-work section for the target paper. Longformer scales attention linearly [R1] [R1]. .\n\n"
             "BigBird mixes random, window and global attention [R2, R2]. The current draft does not cover hashing.\n\n"
             "Longformer scales attention linearly with length [R1].\n\n"
             "Reformer hashes queries into buckets and")
@@ -69,7 +76,9 @@ def test_repairs_are_made_and_counted(task):
     assert clean == ("Longformer scales attention linearly [R1].\n\n"
                      "BigBird mixes random, window and global attention [R2].")
     assert report.to_dict() == {"repeated_paragraphs": 1, "duplicated_markers": 2, "meta_sentences": 2,
-                                "truncated": 1, "first_person_copies": 0, "target_descriptions": 0}
+                                "truncated": 1, "stray_punctuation": 1, "first_person_copies": 0,
+                                "target_descriptions": 0}
+    assert finish_section("An ellipsis... stays.", task, THRESHOLD)[1].repairs == 0
     assert finish_section(clean, task, THRESHOLD)[1].repairs == 0  # idempotent
 
 
@@ -80,6 +89,27 @@ def test_first_person_copies_and_the_target_as_related_work_are_counted_not_rewr
     assert clean == text and report.first_person_copies == 1 and report.target_descriptions == 1
     # The target's own "we", contrasted with a cited work, is ordinary related-work style.
     assert finish_section("Unlike Reformer [R3], we attend sparsely.", task, THRESHOLD)[1].first_person_copies == 0
+
+
+def test_one_sentence_paragraphs_join_the_paragraph_closest_in_content():
+    blocks = ["Linear attention scales with length [R1]. It beats RoBERTa [R1].",
+              "Hashing attention buckets queries [R3]. Buckets are sorted [R3].",
+              "Hashing queries into buckets saves memory [R3]."]
+    joined, n = join_short_paragraphs(blocks)
+    assert n == 1 and joined == [blocks[0], f"{blocks[1]} {blocks[2]}"]
+    singles = ["One sentence [R1].", "Another [R2]."]
+    assert join_short_paragraphs(singles) == (singles, 0)
+
+
+def test_compose_groups_the_works_closest_in_content():
+    refs = (Reference("a", "Sparse attention", "Sparse window attention scales linearly with document length."),
+            Reference("b", "Hashing", "Locality-sensitive hashing groups similar queries."),
+            Reference("c", "Global tokens", "Window attention with global tokens scales linearly with length."),
+            Reference("d", "Short", "Attention."))
+    example = RWGExample("g", "Long documents", "Efficient attention.", refs, gold_related_work="G [R1].",
+                         gold_cited_ids=("a",))
+    task = build_tasks(QUICK, [example], min_connections=0).tasks["g"]
+    assert related_sources("a", ["a", "b", "d", "c"], task, 2) == ["a", "c"]  # not the short "Attention."
 
 
 def test_paragraphs_are_ordered_by_theme_without_an_llm(task):

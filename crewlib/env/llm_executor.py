@@ -23,7 +23,7 @@ from crewlib.env.workspace import FEEDBACK_KINDS, Action, Note, Proposal, Worksp
 from crewlib.llm import Caller, ChatRequest, LLMClient, LLMError
 from crewlib.sections import is_meta
 from crewlib.tasks import Task, title_only
-from crewlib.text import approx_tokens, sentences, strip_markers
+from crewlib.text import approx_tokens, content_words, sentences
 
 Confidence = pydantic.confloat(ge=0.0, le=1.0)
 
@@ -98,13 +98,29 @@ def _draft_block(ws: Workspace) -> str:
     return "\n".join(f"{s.id}: {s.text}" for s in ws.draft) or "(empty)"
 
 
-def outline_block(ws: Workspace) -> str:
-    """One line per paragraph: its id, opening words and the keys it cites."""
+def outline_block(ws: Workspace, task: Task) -> str:
+    """One line per paragraph: its id and the works it cites (key and short title). Titles, not the
+    paragraph's opening words, which a small model copies into the next paragraph."""
     lines = []
     for s in ws.draft:
-        keys = ", ".join(dict.fromkeys(find_citation_keys(s.text))) or "no citation"
-        lines.append(f"{s.id}: {_short(strip_markers(s.text), 12)} [{keys}]")
+        keys = [k for k in dict.fromkeys(find_citation_keys(s.text)) if k in task.reference_by_key]
+        works = "; ".join(f"[{k}] {_short(task.reference_by_key[k].title, 8)}" for k in keys) or "no citation"
+        lines.append(f"paragraph {s.id}: {works}")
     return "\n".join(lines) or "(empty: this is the first paragraph)"
+
+
+def related_sources(seed: str, candidates: list[str], task: Task, n: int) -> list[str]:
+    """``seed`` and the ``n - 1`` candidates whose title and abstract share the most content words
+    with it (Jaccard, so that a short text is not close to everything): the works one paragraph
+    groups (ties keep the candidates' relevance order)."""
+    words = {r.id: content_words(f"{r.title}. {r.abstract}") for r in task.references}
+
+    def similarity(c: str) -> float:
+        union = words[seed] | words[c]
+        return len(words[seed] & words[c]) / len(union) if union else 0.0
+
+    others = sorted((c for c in candidates if c != seed), key=lambda c: -similarity(c))
+    return [seed, *others[: n - 1]]
 
 
 def _newest(notes: list[Note], n: int) -> list[Note]:
@@ -191,7 +207,8 @@ class LLMExecutor(Executor):
                                          knowledge=_notes_block(notes[:max_notes], keys))
         if req.action == Action.COMPOSE:
             cited = ", ".join(dict.fromkeys(keys[s] for n in job.notes for s in n.sources))
-            return prompts.COMPOSE.format(topic=topic, outline=outline_block(ws), keys=cited,
+            return prompts.COMPOSE.format(topic=topic, abstract=_short(task.abstract, 50),
+                                          outline=outline_block(ws, task), keys=cited,
                                           knowledge=_notes_block(list(job.notes)[:max_notes], keys))
         return prompts.CRITIQUE.format(title=task.title, keys=", ".join(task.keys), draft=_draft_block(ws),
                                        knowledge=_notes_block(_newest(ws.global_notes, max_notes), keys))
@@ -244,7 +261,8 @@ class LLMExecutor(Executor):
                 claimed_segments.add(item.segment_id)
                 return Job(req, segment_id=item.segment_id)
         notes = [n for n in uncovered_notes(ws, task, req.agent) if not set(n.sources) & claimed_sources]
-        sources = list(dict.fromkeys(s for n in notes for s in n.sources))[: self.compose_sources]
+        available = list(dict.fromkeys(s for n in notes for s in n.sources))  # most relevant first
+        sources = related_sources(available[0], available, task, self.compose_sources) if available else []
         chosen = tuple(n for n in notes if set(n.sources) <= set(sources))
         if not chosen or len(sources) < ws.compose_min_sources:
             return Proposal(req.agent, req.action, fallback="nothing new to compose from")

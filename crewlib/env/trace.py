@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from crewlib.citations import check_citations
-from crewlib.sections import finish_section, order_paragraphs
+from crewlib.sections import finish_section, join_short_paragraphs, order_paragraphs
 
 
 @dataclass
@@ -55,12 +55,14 @@ class EpisodeTrace:
         })
 
     def finish(self, ws, task) -> None:
-        """The final section: the segments in thematic order, through the output checks every system passes."""
+        """The final section: one-sentence segments joined to their closest paragraph, the paragraphs in
+        thematic order, through the output checks every system passes."""
         rank = {k: i for i, k in enumerate(task.keys)}
-        ordered = "\n\n".join(order_paragraphs([s.text for s in ws.draft], rank))
+        blocks, joined = join_short_paragraphs(s.text for s in ws.draft)
+        ordered = "\n\n".join(order_paragraphs(blocks, rank))
         self.final_draft, report = finish_section(ordered, task, ws.duplicate_threshold)
         self.output_checks = report.to_dict()
-        self.edits = dict(ws.edits)
+        self.edits = {**ws.edits, "joined_paragraphs": joined}
         self.feedback = [dataclasses.asdict(f) for f in ws.feedback]
         check = check_citations(self.final_draft, task.key_to_id)
         self.citation_check = {"markers": check.markers, "resolved": check.resolved,
