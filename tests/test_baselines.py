@@ -213,13 +213,14 @@ def test_every_system_generates_on_a_sample_example_with_the_embedded_model():
         if name == "primera":
             continue
         row = frame.loc[name]
-        assert pd.isna(row.error) and isinstance(row.text, str), (name, row.error)
         if name == "orchestrator":
             # The 0.5B orchestrator assigns "retrieve" to everyone every round, so its draft may be empty
-            # (the evaluation suite then reports it unavailable); what must hold is a valid assignment each round.
+            # (an error row "EmptySection", never saved); what must hold is a valid assignment each round.
+            assert pd.isna(row.error) or "EmptySection" in row.error, row.error
             assert len(row.notes["assigned"]) == 4 and all(len(r) == 3 for r in row.notes["assigned"])
             assert row.notes["invalid_actions"] == 0
         else:
+            assert pd.isna(row.error) and isinstance(row.text, str), (name, row.error)
             assert row.text.strip(), name
         if name != "extractive":
             assert row.calls > 0, name
