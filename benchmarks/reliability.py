@@ -1,0 +1,139 @@
+"""Reliability: CREW and two single-call baselines under injected API failures (0, 5, 20, 50%).
+
+Usage: python benchmarks/reliability.py [--params quick] [--targets 5] [--rates 0,0.05,0.2,0.5]
+       [--systems crew,long_context,rag] [--seed 0]
+
+First the systems run once through the run's own LLM (the embedded model unless an endpoint is
+configured; answers come from the cache when recorded, e.g. by ``benchmarks/quality.py``). Then,
+at each rate, the same runs go against an OpenAI-compatible endpoint on 127.0.0.1 that replays
+those answers instantly (:mod:`crewlib.llm.http_endpoint`), with the client's seeded fault
+injector (timeouts, dropped connections, 429, 503) in front of it and the client's real retry and
+backoff settings. So the figures measure the reliability layer, not the model: per rate, the
+completed generations, retries billed, calls that failed after every retry, CREW's counted
+fallbacks, the time spent waiting between retries and the wall time relative to 0%.
+
+Then the promises (docs/reliability.md) are checked: a rerun of the 20% run on its output folder
+pays for no call (every pair resumed), and no file written holds the API key the client used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from crewlib.baselines.runner import run_systems  # noqa: E402
+from crewlib.config import load_params  # noqa: E402
+from crewlib.llm import FaultInjector, LLMClient, LLMConfig, connect  # noqa: E402
+from crewlib.llm.http_endpoint import ChatEndpoint, Reply, completion, error_body  # noqa: E402
+from crewlib.tasks import build_tasks  # noqa: E402
+
+SENTINEL_KEY = "sk-reliability-benchmark-0000SENTINEL"
+
+
+def visible(body: dict) -> str:
+    """What an endpoint sees of a request that decides its recorded answer."""
+    return json.dumps([body.get("messages"), body.get("max_tokens"), body.get("response_format")], sort_keys=True)
+
+
+def recorded_answers(client: LLMClient) -> dict[str, dict]:
+    """Visible request → recorded answer, for every call in the client's ledger."""
+    answers = {}
+    for record in client.ledger.records:
+        path = client.cache.folder / record.request_key[:2] / f"{record.request_key}.json"
+        if path.exists():
+            entry = json.loads(path.read_text(encoding="utf-8"))
+            answers[visible(entry["request"])] = entry["response"]
+    return answers
+
+
+def replay(answers: dict[str, dict]):
+    def respond(body: dict) -> Reply:
+        answer = answers.get(visible(body))
+        if answer is None:
+            return Reply(404, error_body("this request was not recorded"))
+        return Reply(200, completion(answer["content"], model=answer["model"], prompt_tokens=answer["prompt_tokens"],
+                                     completion_tokens=answer["completion_tokens"]))
+    return respond
+
+
+def run_at(rate: float, seed: int, endpoint: ChatEndpoint, config: LLMConfig, names, examples, params, tasks,
+           out_dir: Path) -> dict:
+    waits: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        time.sleep(seconds)
+
+    cfg = dataclasses.replace(config, provider="openai", base_url=endpoint.base_url, api_key_env="", cache_mode="off")
+    client = LLMClient(cfg, api_key=SENTINEL_KEY, faults=FaultInjector(rate, seed) if rate else None, sleep=sleep)
+    t0 = time.perf_counter()
+    frame = run_systems(names, examples, params, client, tasks=tasks, out_dir=out_dir, progress=False)
+    wall = time.perf_counter() - t0
+    client.ledger.to_csv(out_dir / "ledger.csv")
+    records = client.ledger.records
+    reasons = [r for r in frame.get("fallback_reasons", pd.Series(dtype=object)) if isinstance(r, dict)]
+    # CREW's actions whose call failed after every retry (not its no-ops, nor the model's invalid JSON)
+    fallbacks = sum(n for r in reasons for why, n in r.items() if why.startswith("RetryExhaustedError"))
+    unrecorded = sum("not recorded" in (r.error or "") for r in records)
+    return {"rate": rate, "completed": int(frame.text.notna().sum()), "generations": len(frame),
+            "calls": sum(r.error is None for r in records), "retries": sum(r.retries for r in records),
+            "failed_calls": sum(r.error is not None for r in records) - unrecorded, "fallbacks": fallbacks,
+            "unrecorded": unrecorded,
+            "injected": sum(client.faults.injected.values()) if client.faults else 0,
+            "waits_s": round(sum(waits), 1), "wall_s": round(wall, 1)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--params", default="quick")
+    parser.add_argument("--targets", type=int, default=5)
+    parser.add_argument("--rates", default="0,0.05,0.2,0.5")
+    parser.add_argument("--systems", default="crew,long_context,rag")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    params = load_params(args.params)
+    names = args.systems.split(",")
+    pairs = build_tasks(params).evaluation[: args.targets]
+    tasks = {task.target_id: task for _, task in pairs}
+    examples = [example for example, _ in pairs]
+
+    live = connect(params)
+    recording = run_systems(names, examples, params, live, tasks=tasks, progress=True)
+    if recording.text.isna().any():
+        print("not every generation could be recorded:\n", recording[recording.text.isna()][["system", "example",
+                                                                                             "error"]])
+    answers = recorded_answers(live)
+    config = dataclasses.replace(live.config, model=live.model)
+    rows = []
+    with ChatEndpoint(replay(answers)) as endpoint, tempfile.TemporaryDirectory() as tmp:
+        for rate in (float(r) for r in args.rates.split(",")):
+            rows.append(run_at(rate, args.seed, endpoint, config, names, examples, params, tasks,
+                               Path(tmp) / f"rate-{rate}"))
+            print(f"rate {rate:.0%}: {rows[-1]}", flush=True)
+        resumed = run_at(0.2, args.seed, endpoint, config, names, examples, params, tasks, Path(tmp) / "rate-0.2")
+        leaked = [str(p) for p in Path(tmp).rglob("*") if p.is_file() and SENTINEL_KEY in p.read_text(errors="replace")]
+    table = pd.DataFrame(rows).set_index("rate")
+    table["completed"] = table.completed.astype(str) + "/" + table.generations.astype(str)
+    base = table.wall_s.iloc[0] or 1e-9
+    table["wall_vs_0"] = (table.wall_s / base).round(2)
+    pd.set_option("display.width", 200)
+    print(f"\nmodel: {live.model} answers replayed over HTTP · {len(examples)} evaluation targets · systems: "
+          f"{', '.join(names)} · retries: llm.max_retries = {config.max_retries}, backoff {config.backoff_base_s:g}"
+          f"–{config.backoff_max_s:g} s")
+    print(table.drop(columns="generations").to_string())
+    print(f"rerun of the 20% run on its output folder: {resumed['calls'] + resumed['failed_calls']} calls made "
+          f"({resumed['completed']}/{resumed['generations']} pairs resumed)")
+    print(f"files holding the API key: {len(leaked)}" + (f" {leaked}" if leaked else ""))
+
+
+if __name__ == "__main__":
+    main()
