@@ -356,7 +356,9 @@ def test_component_switches_remove_their_calls(make_client, switch, removed):
         bodies = json.dumps(server.requests)
     expected = Counter(FULL_ROLES)
     expected.subtract(removed)
-    assert _roles(generation) == +expected and len(server.requests) == sum(expected.values())
+    assert _roles(generation) == +expected
+    # Two identical prompts may meet in the cache, depending on which finished first: one request then.
+    assert len(server.requests) == sum(not r.cache_hit for r in generation.records)
     notes = generation.notes
     assert notes["components"] == {"taxonomy": True, "feedback": True, "fact_check": True} | {switch: False}
     if switch == "taxonomy":
