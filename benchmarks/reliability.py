@@ -36,7 +36,7 @@ from crewlib.llm import FaultInjector, LLMClient, LLMConfig, connect  # noqa: E4
 from crewlib.llm.http_endpoint import ChatEndpoint, Reply, completion, error_body  # noqa: E402
 from crewlib.tasks import build_tasks  # noqa: E402
 
-SENTINEL_KEY = "sk-reliability-benchmark-0000SENTINEL"
+SENTINEL_KEY = "fake-benchmark-credential-0000"  # not a key: a value to look for in written files
 
 
 def visible(body: dict) -> str:

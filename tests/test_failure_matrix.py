@@ -28,7 +28,7 @@ from crewlib.lock import OutputLockedError, output_lock
 
 PARAMS = load_params("quick")
 MSG = [{"role": "user", "content": "hello"}]
-SECRET = "sk-test-0123456789SECRET"
+SECRET = "fake-test-credential-0123456789"  # not a key: a value to look for
 BROKEN_BODIES = {
     "not JSON": "this is not json at all",
     "truncated JSON": '{"id": "x", "choices": [{"index": 0, "message": {"role": "assis',
@@ -245,7 +245,7 @@ def test_fault_injection_from_params_and_from_the_environment(make_client):
     assert len(server.requests) == 20
 
 
-def test_the_embedded_client_honours_llm_faults_too():
+def test_a_client_built_from_its_config_honours_llm_faults():
     cfg = LLMConfig.from_params({"llm": {"provider": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m",
                                          "api_key_env": "", "faults": {"rate": 0.1, "seed": 0}}}, env={})
     assert LLMClient(cfg).faults.rate == 0.1

@@ -71,9 +71,11 @@ def run_systems(names: Sequence[str], examples: Sequence[RWGExample], params: Ma
 
 def _run(names, examples, params, client, tasks, path, progress) -> pd.DataFrame:
     done = read_generations(path) if path else {}
-    if path and path.exists() and path.stat().st_size and not path.read_bytes().endswith(b"\n"):
-        with path.open("ab") as fh:  # end a half-written last line, so the next row starts a line of its own
-            fh.write(b"\n")
+    if path and path.exists() and path.stat().st_size:
+        with path.open("rb+") as fh:  # end a half-written last line, so the next row starts a line of its own
+            fh.seek(-1, 2)
+            if fh.read(1) != b"\n":
+                fh.write(b"\n")
     rows = []
     bar = tqdm(total=len(names) * len(examples), desc="generating", disable=not progress)
     for name in names:

@@ -254,7 +254,7 @@ class LLMClient:
                                         latency_s=time.perf_counter() - t0, cache_hit=True)
             return ChatResult(hit.content, record)
         try:
-            response, retries = self._send_with_retries(request)
+            response, content, retries = self._send_with_retries(request)
         except EndpointError as exc:
             if use_json and "response_format" in str(exc):
                 # The endpoint has no JSON mode: remember that and ask without it.
@@ -269,7 +269,6 @@ class LLMClient:
                                retries=getattr(exc, "attempts", 1) - 1, error=exc)
             raise
         latency = time.perf_counter() - t0
-        response, content = checked_completion(response)
         usage = getattr(response, "usage", None)
         answer = CachedAnswer(
             content=content, model=response.model or self.model,
@@ -284,7 +283,8 @@ class LLMClient:
                                     latency_s=latency, retries=retries)
         return ChatResult(content, record)
 
-    def _send_with_retries(self, request: dict[str, Any]) -> tuple[Any, int]:
+    def _send_with_retries(self, request: dict[str, Any]) -> tuple[Any, str, int]:
+        """The checked response, its text and the number of retries it took."""
         cfg = self.config
         kwargs: dict[str, Any] = {
             "model": request["model"], "messages": request["messages"],
@@ -308,7 +308,8 @@ class LLMClient:
             made += 1
             try:
                 with self._live_slots:
-                    return checked_completion(self._send(**kwargs, timeout=min(cfg.timeout_s, remaining)))[0], attempt
+                    response = self._send(**kwargs, timeout=min(cfg.timeout_s, remaining))
+                return (*checked_completion(response), attempt)
             except (openai.OpenAIError, MalformedResponseError) as exc:
                 if not _is_retryable(exc):
                     status = getattr(exc, "status_code", "?")
