@@ -1,10 +1,11 @@
 """Benchmark of the embedded LLM: the prebuilt runtime against the native build, side by side, one run.
 
-Per runtime (the ``xllamacpp`` wheel's server, and llama.cpp built here by ``make setup``), with
+Per runtime (the ``xllamacpp`` wheel's server, and llama.cpp built here by ``make native``), with
 the settings the project runs (4 slots, ``llm.embedded.n_threads``), from the server's own
 timings (``timings`` of each answer), never from a wall time that mixes prompt and generation:
-- prompt tok/s and generation tok/s of one request with a CREW-sized prompt;
-- aggregate generation tok/s with 1, 2 and 4 concurrent requests (the slots' batching);
+- prompt tok/s and generation tok/s of one request with a CREW-sized prompt (median of 3);
+- aggregate tok/s (completion tokens / wall time) of 1, 2 and 4 concurrent short requests (the
+  slots' batching);
 - a CREW round: four agents' Retrieve prompts for one target at once, its wall time against
   the slowest of the four run alone;
 - shared prefixes: two rounds of Retrieve prompts with the server's prompt cache, the prompt
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -34,6 +36,8 @@ from crewlib.llm.local import LocalServer, get_model, prepare_model  # noqa: E40
 from crewlib.llm.native import build_info, native_server  # noqa: E402
 from crewlib.tasks import build_tasks  # noqa: E402
 
+TOPICS = ["self-attention", "pretrained language models", "abstractive summarisation", "citation graphs",
+          "reinforcement learning", "multi-agent systems", "retrieval-augmented generation", "evaluation metrics"]
 _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
@@ -56,9 +60,8 @@ def retrieve_prompts(task, start: int, n: int, salt: str = "") -> list[str]:
     out = []
     for i in range(start, start + n):
         ref = task.references[i % len(task.references)]
-        header = prompts.TARGET_HEADER.format(title=task.title, abstract=task.abstract)
-        out.append(salt + header + prompts.RETRIEVE.format(key=keys[i % len(keys)], ref_title=ref.title,
-                                                           ref_abstract=ref.abstract))
+        out.append(salt + prompts.RETRIEVE.format(title=task.title, abstract=task.abstract, key=keys[i % len(keys)],
+                                                  ref_title=ref.title, ref_abstract=ref.abstract))
     return out
 
 
@@ -69,23 +72,27 @@ def at_once(base_url: str, alias: str, contents: list[str], max_tokens: int, cac
     return time.perf_counter() - t0, answers
 
 
-def measure(server: LocalServer, task, max_tokens: int, *, sweep: bool = False) -> dict:
-    """The figures of one running server (see the module doc)."""
+def short_prompts(n: int, offset: int) -> list[str]:
+    """Distinct short prompts: generation dominates, so the slots' batching shows."""
+    return [f"Write four sentences about {TOPICS[(offset + i) % len(TOPICS)]} in NLP research (variant {offset + i})."
+            for i in range(n)]
+
+
+def measure(server: LocalServer, task, max_tokens: int, *, sweep: bool = False, repeats: int = 3) -> dict:
+    """The figures of one running server (see the module doc); single-stream rates are medians."""
     url, alias = server.base_url, server.alias
     chat(url, alias, "Say hello.", 4, False)  # warm-up: weights into memory
-    row = {}
-    single = chat(url, alias, retrieve_prompts(task, 0, 1, "variant 0. ")[0], max_tokens, False)
-    t = single["timings"]
-    row["prompt_tokens"] = single["usage"]["prompt_tokens"]
-    row["prompt_tok_s"] = t["prompt_per_second"]
-    row["gen_tok_s"] = t["predicted_per_second"]
+    singles = [chat(url, alias, c, max_tokens, False) for c in retrieve_prompts(task, 0, repeats, "single. ")]
+    row = {"prompt_tokens": singles[0]["usage"]["prompt_tokens"],
+           "prompt_tok_s": statistics.median(a["timings"]["prompt_per_second"] for a in singles),
+           "gen_tok_s": statistics.median(a["timings"]["predicted_per_second"] for a in singles)}
     if sweep:
         return row
+    offset = 0
     for n in (1, 2, 4):  # distinct prompts, no prompt cache: nothing shared flatters the figure
-        wall, answers = at_once(url, alias, retrieve_prompts(task, 1, n, f"variant {n}. "), max_tokens, False)
-        gen_s = max(a["timings"]["predicted_ms"] for a in answers) / 1000
-        row[f"gen_tok_s_x{n}"] = sum(a["usage"]["completion_tokens"] for a in answers) / gen_s
-        row[f"wall_tok_s_x{n}"] = sum(a["usage"]["completion_tokens"] for a in answers) / wall
+        wall, answers = at_once(url, alias, short_prompts(n, offset), max_tokens, False)
+        offset += n
+        row[f"tok_s_x{n}"] = sum(a["usage"]["completion_tokens"] for a in answers) / wall
     alone = [chat(url, alias, c, max_tokens, False)["wall_s"] for c in retrieve_prompts(task, 5, 4, "alone. ")]
     round_wall, _ = at_once(url, alias, retrieve_prompts(task, 5, 4, "alone. "), max_tokens, False)
     row["round_vs_slowest"] = round_wall / max(alone)
@@ -134,7 +141,7 @@ def main() -> None:
           f"{args.max_tokens} tokens, target {task.title[:60]!r}")
     if (info := build_info()) is not None:
         print(f"native build: {info['source']} for CPU {info['cpu']}, built in {info['build_s']:.0f} s")
-    keys = ["prompt_tok_s", "gen_tok_s", "gen_tok_s_x1", "gen_tok_s_x2", "gen_tok_s_x4", "round_vs_slowest",
+    keys = ["prompt_tok_s", "gen_tok_s", "tok_s_x1", "tok_s_x2", "tok_s_x4", "round_vs_slowest",
             "prefix_processed_share"]
     print(f"{'configuration':32s}" + "".join(f"{k:>24s}" for k in keys))
     for name, row in rows.items():
@@ -142,9 +149,12 @@ def main() -> None:
     if "native" in rows:
         p, n = rows["prebuilt"], rows["native"]
         print(f"\nnative / prebuilt: prompt tok/s {n['prompt_tok_s'] / p['prompt_tok_s']:.2f}x, generation tok/s "
-              f"{n['gen_tok_s'] / p['gen_tok_s']:.2f}x, 4-stream aggregate {n['gen_tok_s_x4'] / p['gen_tok_s_x4']:.2f}x")
-        print(f"native: 4 streams / 1 stream aggregate generation {n['gen_tok_s_x4'] / n['gen_tok_s_x1']:.2f}x; "
-              f"prompt tokens processed / sent with the prompt cache {n['prefix_processed_share']:.2f}")
+              f"{n['gen_tok_s'] / p['gen_tok_s']:.2f}x, 4-stream aggregate {n['tok_s_x4'] / p['tok_s_x4']:.2f}x")
+        for name in ("prebuilt", "native"):
+            r = rows[name]
+            print(f"{name}: aggregate tok/s, 4 streams / 1 stream {r['tok_s_x4'] / r['tok_s_x1']:.2f}x, 2 / 1 "
+                  f"{r['tok_s_x2'] / r['tok_s_x1']:.2f}x; prompt tokens processed / sent with the prompt cache "
+                  f"{r['prefix_processed_share']:.2f}")
         for name, row in rows.items():
             if name not in ("prebuilt", "native"):
                 print(f"{name} / native: prompt {row['prompt_tok_s'] / n['prompt_tok_s']:.2f}x, generation "

@@ -25,7 +25,7 @@ from crewlib.baselines import Generation, SystemUnavailableError, make_system
 from crewlib.config import ParamsError, load_params, resolve_path
 from crewlib.data import DatasetUnavailableError, RWGExample
 from crewlib.env.trace import EpisodeTrace
-from crewlib.llm import LLMError, connect
+from crewlib.llm import LLMError, connect, embedded_runtime
 from crewlib.tasks import Task, build_tasks
 
 
@@ -66,7 +66,9 @@ def run_demo(params: dict, *, rounds: int | None = None, target_index: int | Non
         "policy": generation.notes["policy"], "rounds": generation.notes["rounds"],
         "agents": params["env"]["n_agents"], "calls": totals["calls"], "prompt_tokens": totals["prompt_tokens"],
         "completion_tokens": totals["completion_tokens"], "billed_tokens": totals["billed_tokens"],
-        "cache_hits": totals["cache_hits"], "fallbacks": trace.totals["fallbacks"],
+        "cache_hits": totals["cache_hits"], "prompt_tokens_cached": totals["prompt_tokens_cached"],
+        "runtime": embedded_runtime(client.config.embedded) if client.config.provider == "embedded" else None,
+        "fallbacks": trace.totals["fallbacks"],
         "wall_time_s": round(generation.wall_s, 2), "team_return": round(trace.totals["return"], 4),
         "citation_verification": trace.citation_check["verification"],
         "citation_markers": trace.citation_check["markers"], "draft_words": len(trace.final_draft.split()),
@@ -90,9 +92,11 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     s = demo.summary
     print(demo.trace.to_markdown())
-    print(f"model: {s['model']} | {s['agents']} agents x {s['rounds']} rounds | policy: {s['policy']}")
-    print(f"cost: {s['calls']} LLM calls, {s['prompt_tokens']} prompt + {s['completion_tokens']} completion tokens "
-          f"({s['cache_hits']} cached), {s['fallbacks']} counted fallbacks, wall time {s['wall_time_s']:.1f} s")
+    served = f" ({s['runtime']} llama.cpp)" if s["runtime"] else ""
+    print(f"model: {s['model']}{served} | {s['agents']} agents x {s['rounds']} rounds | policy: {s['policy']}")
+    print(f"cost: {s['calls']} LLM calls ({s['cache_hits']} answered from the cache), {s['prompt_tokens']} prompt "
+          f"tokens ({s['prompt_tokens_cached']} reused from the server's prompt cache) + {s['completion_tokens']} "
+          f"completion tokens, {s['fallbacks']} counted fallbacks, wall time {s['wall_time_s']:.1f} s")
     print(f"written: {demo.output_dir}/related_work.md, trace.json, summary.json, ledger.csv")
     return 0
 

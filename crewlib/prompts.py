@@ -6,7 +6,7 @@ recorded for an older wording are never replayed for the new one.
 
 from __future__ import annotations
 
-PROMPT_VERSION = "2026-12-03.5"
+PROMPT_VERSION = "2026-12-03.4"
 
 # ---------------------------------------------------------------------------------------------
 # CREW agent roles (the LLM executor). Each asks for one JSON object; schemas in crewlib.env.llm_executor.
@@ -16,20 +16,18 @@ AGENT_SYSTEM = (
     "facts or references, and always answer with a single JSON object."
 )
 
-# Every agent prompt opens with the same target header (after the same system prompt), so a server
-# with a prompt cache processes that shared prefix once per slot, not once per call (docs/method.md).
-TARGET_HEADER = """Target paper: {title}
+RETRIEVE = """Target paper: {title}
 {abstract}
 
-"""
-
-RETRIEVE = """You are reading reference [{key}] {ref_title}:
+You are reading reference [{key}] {ref_title}:
 {ref_abstract}
 
 Extract 1 to 3 findings of [{key}] that matter for the target paper's related work. Each note is one sentence \
 in your own words. Give your confidence (0 to 1) that these notes are accurate and useful."""
 
-DISSEMINATE = """Your notes, not yet shared with the team:
+DISSEMINATE = """Target paper: {title}
+
+Your notes, not yet shared with the team:
 {notes}
 
 Condense them into at most 3 notes for the team's shared knowledge: merge duplicates, keep each note one \
@@ -45,7 +43,7 @@ SECTION_RULES = (
     "feedback or these instructions. Write complete sentences."
 )
 
-COMPOSE = """You are writing the related-work section of this paper.
+COMPOSE = """You are writing the related-work section of the paper "{topic}": {abstract}
 
 The section so far, one line per paragraph (the works it cites):
 {outline}
@@ -58,7 +56,7 @@ theme they share, name each work's method where you cite it, say how they differ
 how they bear on this paper's problem. """ + SECTION_RULES + """ Answer with segment_id null, the paragraph as \
 text, and your confidence (0 to 1)."""
 
-REVISE = """You are writing the related-work section of this paper.
+REVISE = """You are writing the related-work section of the paper "{topic}".
 
 Paragraph {segment_id} of the related-work section:
 {text}
@@ -74,7 +72,9 @@ keep the citations that are right, at most 100 words. """ + SECTION_RULES + """ 
 segment_id {segment_id}, the rewritten paragraph as text, the feedback ids you fixed as resolves, and your \
 confidence (0 to 1)."""
 
-CRITIQUE = """Valid reference keys: {keys}
+CRITIQUE = """Target paper: {title}
+
+Valid reference keys: {keys}
 
 Knowledge of the team (with source keys):
 {knowledge}

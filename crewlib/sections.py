@@ -34,7 +34,8 @@ _META = re.compile(
     r"\b(?:the\s+(?:current\s+|existing\s+|above\s+)?drafts?|workspace|segments?\s*(?:id|\d)|segment_id|"
     r"(?:shared|team'?s?)\s+(?:knowledge|notes)|the\s+notes|open\s+feedback|the\s+feedback|"
     r"(?:here\s+is|below\s+is)\s+(?:a|the|an)\b|sample\s+related[- ]work|as\s+an\s+ai\b|"
-    r"paragraphs?\s+(?:id\s*)?\d)",
+    r"paragraphs?\s+(?:id\s*)?\d|(?:the|this)\s+related[- ]work\s+section|"
+    r"this\s+section\s+(?:discusses|reviews|presents|covers|describes))",
     re.IGNORECASE,
 )
 _FIRST_PERSON = re.compile(r"\b(?:we|our|us)\b", re.IGNORECASE)

@@ -198,7 +198,8 @@ def test_prompt_tokens_the_endpoint_cached_are_read_from_either_dialect():
     base = {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
             "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "hi"}}]}
     openai_style = ChatCompletion.model_validate({**base, "usage": {
-        "prompt_tokens": 50, "completion_tokens": 2, "total_tokens": 52, "prompt_tokens_details": {"cached_tokens": 32}}})
+        "prompt_tokens": 50, "completion_tokens": 2, "total_tokens": 52,
+        "prompt_tokens_details": {"cached_tokens": 32}}})
     llama_style = ChatCompletion.model_validate({**base, "timings": {"cache_n": 40, "prompt_n": 10},
                                                  "usage": {"prompt_tokens": 50, "completion_tokens": 2,
                                                            "total_tokens": 52}})

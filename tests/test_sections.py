@@ -215,3 +215,14 @@ def test_property_tests_could_fail_on_the_old_behaviour():
     with pytest.raises(AssertionError):
         assert_clean_section("BigBird mixes three attentions [R2].\n\nBigBird mixes three kinds of attention [R2].")
     assert np.isclose(THRESHOLD, 0.6)
+
+
+@pytest.mark.parametrize("sentence, meta", [
+    ("The related work section discusses several methods that share a common theme [R2].", True),
+    ("This section reviews reward learning from human comparisons [R1].", True),
+    ("Here is a sample related-work section for the target paper.", True),
+    ("Reward models trained on human comparisons guide policy optimisation [R1].", False),
+    ("Section 3 of [R2] reports ablations of the reward model.", False),
+])
+def test_sentences_about_the_section_itself_are_meta(sentence, meta):
+    assert is_meta(sentence) is meta

@@ -190,29 +190,27 @@ class LLMExecutor(Executor):
         return [{"role": "system", "content": prompts.AGENT_SYSTEM}, {"role": "user", "content": user}]
 
     def _user_prompt(self, ws: Workspace, task: Task, job: Job, max_notes: int) -> str:
-        """The shared target header, then the role's own part (the header first for the server's prompt cache)."""
-        header = prompts.TARGET_HEADER.format(title=task.title, abstract=_short(task.abstract))
-        return header + self._role_prompt(ws, task, job, max_notes)
-
-    def _role_prompt(self, ws: Workspace, task: Task, job: Job, max_notes: int) -> str:
         keys, req = task.id_to_key, job.req
+        topic = task.title
         if req.action == Action.RETRIEVE:
             ref = req.reference
-            return prompts.RETRIEVE.format(key=keys[ref.id], ref_title=ref.title, ref_abstract=ref.abstract)
+            return prompts.RETRIEVE.format(title=task.title, abstract=_short(task.abstract), key=keys[ref.id],
+                                           ref_title=ref.title, ref_abstract=ref.abstract)
         if req.action == Action.DISSEMINATE:
-            return prompts.DISSEMINATE.format(notes=_notes_block(ws.unshared(req.agent), keys))
+            return prompts.DISSEMINATE.format(title=task.title, notes=_notes_block(ws.unshared(req.agent), keys))
         if req.action == Action.COMPOSE and job.segment_id is not None:
             segment = ws.segment(job.segment_id)
             problems = "\n".join(f"- ({f.id}) {f.text}" for f in ws.open_feedback() if f.segment_id == segment.id)
             cited = set(task.key_to_id[k] for k in find_citation_keys(segment.text) if k in task.key_to_id)
             notes = [n for n in ws.global_notes + ws.local_notes[req.agent] if set(n.sources) & cited]
-            return prompts.REVISE.format(segment_id=segment.id, text=segment.text, problems=problems,
+            return prompts.REVISE.format(topic=topic, segment_id=segment.id, text=segment.text, problems=problems,
                                          knowledge=_notes_block(notes[:max_notes], keys))
         if req.action == Action.COMPOSE:
             cited = ", ".join(dict.fromkeys(keys[s] for n in job.notes for s in n.sources))
-            return prompts.COMPOSE.format(outline=outline_block(ws, task), keys=cited,
+            return prompts.COMPOSE.format(topic=topic, abstract=_short(task.abstract, 50),
+                                          outline=outline_block(ws, task), keys=cited,
                                           knowledge=_notes_block(list(job.notes)[:max_notes], keys))
-        return prompts.CRITIQUE.format(keys=", ".join(task.keys), draft=_draft_block(ws),
+        return prompts.CRITIQUE.format(title=task.title, keys=", ".join(task.keys), draft=_draft_block(ws),
                                        knowledge=_notes_block(_newest(ws.global_notes, max_notes), keys))
 
     # ------------------------------------------------------------------ one round

@@ -31,7 +31,7 @@ __all__ = [
     "CacheMissError", "CallRecord", "Caller", "ChatRequest", "ChatResult", "EmbeddedConfig", "EndpointError",
     "FaultInjector", "LLMClient", "LLMConfig", "LLMError", "Ledger", "ModelNotAvailableError",
     "OutputValidationError", "ResponseCache", "RetryExhaustedError", "ServerStartError", "connect",
-    "connect_override", "embedded_server",
+    "connect_override", "embedded_runtime", "embedded_server",
 ]
 
 _servers: dict = {}
@@ -48,6 +48,13 @@ def embedded_server(config: EmbeddedConfig):
             server = LocalServer(config).start()
             _servers[config] = server
         return server
+
+
+def embedded_runtime(config: EmbeddedConfig) -> str | None:
+    """``native`` or ``prebuilt`` for the running embedded server of ``config``; None when none runs."""
+    with _servers_lock:
+        server = _servers.get(config)
+        return server.runtime if server is not None and server.running else None
 
 
 def connect(params: dict | None = None, *, ledger: Ledger | None = None, cache: ResponseCache | None = None,
