@@ -1,6 +1,6 @@
 # The two commands of the README:
-#   make demo   set up .venv, prepare the embedded 1.5B model, run the main job
-#   make test   set up .venv, prepare the embedded 0.5B model, run the whole test suite
+#   make demo   set up .venv, build llama.cpp for this CPU, prepare the embedded 1.5B model, run the main job
+#   make test   set up .venv, build llama.cpp for this CPU, prepare the embedded 0.5B model, run the whole test suite
 # Everything installs into .venv with pip; constraints.txt keeps torch on the CPU wheel.
 
 PYTHON ?= python3

@@ -131,7 +131,6 @@ def test_server_stops_with_its_context_and_at_exit(embedded_config, runtime):
     script = textwrap.dedent(f"""
         from crewlib.llm.config import EmbeddedConfig
         from crewlib.llm.local import LocalServer
-from crewlib.llm.native import native_server
         s = LocalServer(EmbeddedConfig(model={embedded_config.model!r}, n_parallel=1, runtime={runtime!r})).start()
         print(s._proc.pid)
     """)
@@ -147,7 +146,6 @@ def test_server_stops_when_its_parent_is_killed(embedded_config, runtime):
         import time
         from crewlib.llm.config import EmbeddedConfig
         from crewlib.llm.local import LocalServer
-from crewlib.llm.native import native_server
         s = LocalServer(EmbeddedConfig(model={embedded_config.model!r}, n_parallel=1, runtime={runtime!r})).start()
         print(s._proc.pid, flush=True)
         time.sleep(600)
