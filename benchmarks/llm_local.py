@@ -10,6 +10,8 @@ timings (``timings`` of each answer), never from a wall time that mixes prompt a
   the slowest of the four run alone;
 - shared prefixes: two rounds of Retrieve prompts with the server's prompt cache, the prompt
   tokens it processed against the tokens sent.
+- a real CREW run's rounds (a trace, default ``outputs/demo/trace.json`` from ``make demo``): the
+  rounds' wall time against their slowest call (concurrent calls: 1.0 means no overhead).
 Then, on the native build only: speculative decoding with the 0.5B as draft model for the
 1.5B, threads 1 vs 2, and physical batch sizes, each against the chosen configuration.
 
@@ -26,11 +28,12 @@ import statistics
 import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from crewlib import prompts  # noqa: E402
-from crewlib.config import load_params  # noqa: E402
+from crewlib.config import load_params, resolve_path  # noqa: E402
 from crewlib.llm.config import EmbeddedConfig  # noqa: E402
 from crewlib.llm.local import LocalServer, get_model, prepare_model  # noqa: E402
 from crewlib.llm.native import build_info, native_server  # noqa: E402
@@ -105,12 +108,23 @@ def measure(server: LocalServer, task, max_tokens: int, *, sweep: bool = False, 
     return row
 
 
+def round_overhead(trace_path: Path) -> tuple[float, float, int] | None:
+    """Summed wall time of a trace's rounds with LLM calls, their slowest calls' summed latency, rounds."""
+    if not trace_path.exists():
+        return None
+    rounds = [r for r in json.loads(trace_path.read_text())["rounds"] if r["llm"]["records"]]
+    return (sum(r["wall_s"] for r in rounds), sum(max(x["latency_s"] for x in r["llm"]["records"]) for r in rounds),
+            len(rounds))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", default="qwen2.5-coder-1.5b")
     parser.add_argument("--draft", default="qwen2.5-coder-0.5b")
     parser.add_argument("--max-tokens", type=int, default=96)
     parser.add_argument("--quick", action="store_true", help="only prebuilt vs native, no native-only sweeps")
+    parser.add_argument("--trace", default=str(resolve_path("outputs/demo/trace.json")),
+                        help="a CREW trace whose rounds to time (default: the last make demo)")
     args = parser.parse_args()
     params = load_params("quick")
     task = build_tasks(params).evaluation[0][1]
@@ -146,6 +160,10 @@ def main() -> None:
     print(f"{'configuration':32s}" + "".join(f"{k:>24s}" for k in keys))
     for name, row in rows.items():
         print(f"{name:32s}" + "".join(f"{row[k]:24.2f}" if k in row else f"{'':24s}" for k in keys))
+    if (overhead := round_overhead(Path(args.trace))) is not None:
+        wall, slowest, n_rounds = overhead
+        print(f"CREW rounds of {args.trace} ({n_rounds} with LLM calls): wall {wall:.1f} s against their slowest calls "
+              f"{slowest:.1f} s = {wall / slowest:.2f}")
     if "native" in rows:
         p, n = rows["prebuilt"], rows["native"]
         print(f"\nnative / prebuilt: prompt tok/s {n['prompt_tok_s'] / p['prompt_tok_s']:.2f}x, generation tok/s "
