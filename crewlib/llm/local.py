@@ -410,7 +410,8 @@ def _serve_native(args: argparse.Namespace, alias: str, model_path: str) -> None
             except subprocess.TimeoutExpired:
                 proc.kill()
     if proc.returncode not in (0, None, -signal.SIGTERM):
-        sys.exit(f"error: llama-server exited with code {proc.returncode}")
+        sys.exit(f"error: llama-server exited with code {proc.returncode}; while starting, that means llama.cpp "
+                 f"could not load {model_path} (its own lines above say why)")
 
 
 def _serve(args: argparse.Namespace) -> None:
