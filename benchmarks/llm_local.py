@@ -22,6 +22,7 @@ Then, on the native build only: speculative decoding with the 0.5B as draft mode
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import statistics
@@ -130,18 +131,18 @@ def main() -> None:
     task = build_tasks(params).evaluation[0][1]
     base = EmbeddedConfig(model=args.model)
     rows: dict[str, dict] = {}
-    configs = [("prebuilt", base.__class__(**{**base.__dict__, "runtime": "prebuilt"}), ())]
+    configs = [("prebuilt", dataclasses.replace(base, runtime="prebuilt"), ())]
     if native_server() is None:
         print("no native build (python -m crewlib.llm.local build-native): prebuilt only\n")
     else:
-        native = base.__class__(**{**base.__dict__, "runtime": "native"})
+        native = dataclasses.replace(base, runtime="native")
         configs.append(("native", native, ()))
         if not args.quick:
             draft = str(prepare_model(args.draft))
             configs += [
                 ("native + draft 0.5B (n_max 4)", native, ("--model-draft", draft, "--spec-draft-n-max", "4")),
                 ("native + draft 0.5B (n_max 8)", native, ("--model-draft", draft, "--spec-draft-n-max", "8")),
-                ("native, 1 thread", native.__class__(**{**native.__dict__, "n_threads": 1}), ()),
+                ("native, 1 thread", dataclasses.replace(native, n_threads=1), ()),
                 ("native, ubatch 256", native, ("--ubatch-size", "256")),
                 ("native, ubatch 1024", native, ("--batch-size", "2048", "--ubatch-size", "1024")),
             ]

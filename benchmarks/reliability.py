@@ -48,7 +48,7 @@ def recorded_answers(client: LLMClient) -> dict[str, dict]:
     """Visible request → recorded answer, for every call in the client's ledger."""
     answers = {}
     for record in client.ledger.records:
-        path = client.cache.folder / record.request_key[:2] / f"{record.request_key}.json"
+        path = client.cache.path(record.request_key)
         if path.exists():
             entry = json.loads(path.read_text(encoding="utf-8"))
             answers[visible(entry["request"])] = entry["response"]

@@ -65,14 +65,15 @@ class ResponseCache:
         self.folder = Path(folder)
         self.mode = mode
 
-    def _path(self, key: str) -> Path:
+    def path(self, key: str) -> Path:
+        """The entry file of ``key`` (it may not exist)."""
         return self.folder / key[:2] / f"{key}.json"
 
     def get(self, request: dict[str, Any], key: str) -> CachedAnswer | None:
         """The stored answer, None on a miss; in replay mode a miss raises :class:`CacheMissError`."""
         if self.mode == "off":
             return None
-        path = self._path(key)
+        path = self.path(key)
         try:
             entry = json.loads(path.read_text(encoding="utf-8"))
             answer = CachedAnswer(**entry["response"])
@@ -93,7 +94,7 @@ class ResponseCache:
     def put(self, request: dict[str, Any], key: str, answer: CachedAnswer) -> None:
         if self.mode != "read_write" or not answer.content.strip():
             return
-        path = self._path(key)
+        path = self.path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
         entry = {
             "format": CACHE_FORMAT,

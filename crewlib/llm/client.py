@@ -101,7 +101,7 @@ def checked_completion(response: Any) -> tuple[Any, str]:
 def cached_prompt_tokens(response: Any) -> int:
     """Prompt tokens the endpoint took from its prompt cache, where it says (0 otherwise)."""
     details = getattr(getattr(response, "usage", None), "prompt_tokens_details", None)
-    cached = getattr(details, "cached_tokens", None) if details is not None else None
+    cached = getattr(details, "cached_tokens", None)
     if cached is None:  # llama.cpp's server: timings.cache_n
         timings = (getattr(response, "model_extra", None) or {}).get("timings") or {}
         cached = timings.get("cache_n") if isinstance(timings, dict) else None

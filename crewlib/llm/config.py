@@ -31,6 +31,14 @@ CacheMode = Literal["off", "read_write", "replay"]
 CACHE_MODES = ("off", "read_write", "replay")
 
 
+def user_cache_dir(name: str, override_env: str) -> Path:
+    """``$<override_env>``, else ``$XDG_CACHE_HOME/crewlib/<name>`` (default ``~/.cache``): the
+    embedded model files and the native llama.cpp build live there, outside the repository."""
+    if os.environ.get(override_env):
+        return Path(os.environ[override_env]).expanduser()
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "crewlib" / name
+
+
 @dataclass(frozen=True)
 class EmbeddedConfig:
     """The local llama.cpp server (docs/method.md, "LLM and offline defaults"); defaults: ``params/quick.yaml``."""

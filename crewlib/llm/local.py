@@ -37,9 +37,9 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from crewlib.llm.config import EmbeddedConfig
+from crewlib.llm.config import EmbeddedConfig, user_cache_dir
 from crewlib.llm.errors import ModelNotAvailableError, ServerStartError
-from crewlib.llm.native import build_native, missing_tools, native_server
+from crewlib.llm.native import build_native, native_server
 
 XLLAMACPP_PIN = "xllamacpp==2026.10.11549"
 _CHUNK = 8 * 1024 * 1024
@@ -95,10 +95,7 @@ def get_model(name: str) -> GGUFModel:
 
 def model_dir() -> Path:
     """``$CREW_MODEL_DIR``, else ``$XDG_CACHE_HOME/crewlib/models`` (default ``~/.cache``)."""
-    if os.environ.get("CREW_MODEL_DIR"):
-        return Path(os.environ["CREW_MODEL_DIR"]).expanduser()
-    cache_home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache_home / "crewlib" / "models"
+    return user_cache_dir("models", "CREW_MODEL_DIR")
 
 
 def _verified_stamp(path: Path) -> Path:
@@ -298,6 +295,8 @@ class LocalServer:
         binary = resolve_runtime(self.config.runtime)
         if binary is None:
             _require_runtime()
+            if self.native_args:
+                raise ModelNotAvailableError(f"llama-server options {self.native_args} need the native runtime")
         self.runtime = "native" if binary else "prebuilt"
         path = prepare_model(self.config.model, self.model_folder)
         self.port = self.port or free_port()
@@ -309,8 +308,6 @@ class LocalServer:
             *(["--server-binary", str(binary)] if binary else []),
             *(f"--native-arg={arg}" for arg in self.native_args),
         ]
-        if self.native_args and binary is None:
-            raise ModelNotAvailableError(f"llama-server options {self.native_args} need the native runtime")
         if self.log_path is None:  # keep the server's output so a failure can be explained
             fd, name = tempfile.mkstemp(prefix="crew-llm-server-", suffix=".log")
             os.close(fd)
@@ -416,15 +413,15 @@ def _serve_native(args: argparse.Namespace, alias: str, model_path: str) -> None
 
 def _serve(args: argparse.Namespace) -> None:
     """Child-process entry: run llama.cpp's server (native binary or the xllamacpp wheel) until SIGTERM."""
+    alias = args.alias or get_model(args.model).alias
+    model_path = str(args.model_path or prepare_model(args.model))
     if args.server_binary:
-        model_path = str(args.model_path or prepare_model(args.model))
-        return _serve_native(args, args.alias or get_model(args.model).alias, model_path)
+        return _serve_native(args, alias, model_path)
     _require_runtime()
     import xllamacpp as xlc
 
-    alias = args.alias or get_model(args.model).alias
     params = xlc.CommonParams()
-    params.model.path = str(args.model_path or prepare_model(args.model))
+    params.model.path = model_path
     params.model_alias = {alias}
     params.n_parallel = args.n_parallel
     params.n_ctx = args.n_ctx_per_slot * args.n_parallel
@@ -442,10 +439,6 @@ def _serve(args: argparse.Namespace) -> None:
 
 
 def _build_native(optional: bool) -> None:
-    if native_server() is None and optional and missing_tools():
-        print(f"no native llama.cpp build: {', '.join(missing_tools())} not found; the prebuilt xllamacpp runtime "
-              "will be used")
-        return
     try:
         print(f"native llama.cpp: {build_native()}")
     except ModelNotAvailableError as exc:

@@ -27,6 +27,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from crewlib.llm.config import user_cache_dir
 from crewlib.llm.errors import ModelNotAvailableError
 
 
@@ -73,10 +74,7 @@ def cpu_signature() -> str:
 
 def native_dir() -> Path:
     """``$CREW_NATIVE_DIR``, else ``$XDG_CACHE_HOME/crewlib/llama.cpp`` (default ``~/.cache``)."""
-    if os.environ.get("CREW_NATIVE_DIR"):
-        return Path(os.environ["CREW_NATIVE_DIR"]).expanduser()
-    cache_home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache_home / "crewlib" / "llama.cpp"
+    return user_cache_dir("llama.cpp", "CREW_NATIVE_DIR")
 
 
 def _install_dir() -> Path:
@@ -109,13 +107,15 @@ def missing_tools() -> list[str]:
 
 def _fetch(dest: Path, log) -> None:
     local = os.environ.get("CREW_LLAMA_CPP_SOURCE")  # an already downloaded archive (offline machines)
-    if local:
-        shutil.copyfile(local, dest)
-    else:
+    if not local:
         log(f"downloading {SOURCE.url.rsplit('/', 1)[-1]} (73 MiB) ...")
-        with urllib.request.urlopen(SOURCE.url, timeout=120) as resp, dest.open("wb") as out:  # noqa: S310
-            shutil.copyfileobj(resp, out, 8 * 1024 * 1024)
-    digest = hashlib.sha256(dest.read_bytes()).hexdigest()
+    digest = hashlib.sha256()
+    with (open(local, "rb") if local else urllib.request.urlopen(SOURCE.url, timeout=120)) as src, \
+            dest.open("wb") as out:  # noqa: S310
+        while chunk := src.read(8 * 1024 * 1024):
+            digest.update(chunk)
+            out.write(chunk)
+    digest = digest.hexdigest()
     if digest != SOURCE.sha256:
         raise ModelNotAvailableError(f"the llama.cpp source does not match its pinned sha256 ({digest[:16]}… vs "
                                      f"{SOURCE.sha256[:16]}…)")
