@@ -19,10 +19,10 @@ import pandas as pd
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from crewlib.baselines.runner import run_systems  # noqa: E402
 from crewlib.citations import check_citations  # noqa: E402
 from crewlib.config import load_params, resolve_path  # noqa: E402
 from crewlib.eval import EvalExample, Evaluator  # noqa: E402
+from crewlib.experiments import run_generations  # noqa: E402
 from crewlib.llm import connect  # noqa: E402
 from crewlib.sections import repeated_paragraph_count  # noqa: E402
 from crewlib.tasks import build_tasks  # noqa: E402
@@ -41,8 +41,8 @@ def main() -> None:
     tasks = {task.target_id: task for _, task in pairs}
     examples = [example for example, _ in pairs]
     client = connect(params)
-    frame = run_systems(args.systems.split(","), examples, params, client, tasks=tasks,
-                        out_dir=resolve_path("outputs/quality"))
+    frame = run_generations(args.systems.split(","), examples, params, client, tasks=tasks,
+                        out_dir=resolve_path("outputs/quality")).frame()
     frame = frame[frame.text.notna()].copy()
     threshold = params["output"]["duplicate_threshold"]
     frame["pool"] = frame.example.map(lambda i: len(tasks[i].references))

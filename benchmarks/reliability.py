@@ -30,8 +30,8 @@ import pandas as pd
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from crewlib.baselines.runner import run_systems  # noqa: E402
 from crewlib.config import load_params  # noqa: E402
+from crewlib.experiments import run_generations  # noqa: E402
 from crewlib.llm import FaultInjector, LLMClient, LLMConfig, connect  # noqa: E402
 from crewlib.llm.http_endpoint import ChatEndpoint, Reply, completion, error_body  # noqa: E402
 from crewlib.tasks import build_tasks  # noqa: E402
@@ -76,7 +76,7 @@ def run_at(rate: float, seed: int, endpoint: ChatEndpoint, config: LLMConfig, na
     cfg = dataclasses.replace(config, provider="openai", base_url=endpoint.base_url, api_key_env="", cache_mode="off")
     client = LLMClient(cfg, api_key=SENTINEL_KEY, faults=FaultInjector(rate, seed) if rate else None, sleep=sleep)
     t0 = time.perf_counter()
-    frame = run_systems(names, examples, params, client, tasks=tasks, out_dir=out_dir, progress=False)
+    frame = run_generations(names, examples, params, client, tasks=tasks, out_dir=out_dir, progress=False).frame()
     wall = time.perf_counter() - t0
     client.ledger.to_csv(out_dir / "ledger.csv")
     records = client.ledger.records
@@ -107,7 +107,7 @@ def main() -> None:
     examples = [example for example, _ in pairs]
 
     live = connect(params)
-    recording = run_systems(names, examples, params, live, tasks=tasks, progress=True)
+    recording = run_generations(names, examples, params, live, tasks=tasks, progress=True).frame()
     if recording.text.isna().any():
         print("not every generation could be recorded:\n", recording[recording.text.isna()][["system", "example",
                                                                                              "error"]])

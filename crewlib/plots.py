@@ -36,3 +36,63 @@ def plot_reward_terms(trace, ax: plt.Axes, title: str = "") -> None:
     ax.set_xlabel("round")
     ax.legend(fontsize=7, ncol=2)
     ax.set_title(title)
+
+
+def plot_quality_vs_tokens(points, ax: plt.Axes, title: str = "") -> None:
+    """Mean quality (with its 95% CI) against mean tokens per section, one labelled point per system.
+
+    ``points``: :func:`crewlib.experiments.main_results.quality_vs_tokens`'s table.
+    """
+    for _, p in points.iterrows():
+        low = p["quality"] - p["ci_low"] if np.isfinite(p["ci_low"]) else 0.0
+        high = p["ci_high"] - p["quality"] if np.isfinite(p["ci_high"]) else 0.0
+        ax.errorbar(p["tokens"], p["quality"], yerr=[[low], [high]], fmt="o", capsize=4,
+                    color="#C44E52" if p["system"] == "crew" else "#4C72B0")
+        ax.annotate(p["system"], (p["tokens"], p["quality"]), textcoords="offset points", xytext=(6, 4), fontsize=8)
+    metrics = sorted(set(points["metric"])) if len(points) else []
+    ax.set_xlabel("tokens per section (in + out, mean)")
+    ax.set_ylabel(" / ".join(m.replace("_", " ") for m in metrics) or "quality")
+    ax.set_xscale("symlog", linthresh=1000)
+    ax.grid(alpha=0.3)
+    ax.set_title(title)
+
+
+def plot_judge_discrimination(table, ax: plt.Axes, title: str = "") -> None:
+    """Share of (gold, degraded) pairs a judge ranks correctly, per degradation and dimension (ties hatched).
+
+    ``table``: :func:`crewlib.experiments.discrimination.judge_discrimination`'s table for one judge.
+    """
+    dimensions = list(dict.fromkeys(table["dimension"]))
+    kinds = list(dict.fromkeys(table["degradation"]))
+    width = 0.8 / len(dimensions)
+    x = np.arange(len(kinds))
+    for i, dimension in enumerate(dimensions):
+        part = table[table.dimension == dimension].set_index("degradation").reindex(kinds)
+        ax.bar(x + i * width, part["correct"], width, label=dimension, color=ACTION_COLOURS[i % len(ACTION_COLOURS)])
+        ax.bar(x + i * width, part["ties"], width, bottom=part["correct"], color="none", edgecolor="#777",
+               hatch="///", lw=0.5)
+    ax.axhline(1.0, color="#bbb", lw=0.8)
+    ax.set_xticks(x + width * (len(dimensions) - 1) / 2, [k.replace("_", "\n") for k in kinds], fontsize=8)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("pairs ranked correctly (hatched: ties)")
+    ax.legend(fontsize=8, ncol=len(dimensions), loc="upper center", bbox_to_anchor=(0.5, -0.22), frameon=False)
+    ax.set_title(title)
+
+
+def plot_win_tie_loss(table, ax: plt.Axes, title: str = "", label: str = "") -> None:
+    """Stacked win / tie / loss shares per dimension with the win share's CI (``crewlib.eval.human.win_tie_loss``)."""
+    dims = list(table["dimension"])
+    y = np.arange(len(dims))
+    left = np.zeros(len(dims))
+    for column, colour in [("win", "#55A868"), ("tie", "#bbbbbb"), ("loss", "#C44E52")]:
+        ax.barh(y, table[column], left=left, color=colour, label=column)
+        left = left + table[column].to_numpy()
+    if {"win_ci_low", "win_ci_high"} <= set(table.columns):
+        ax.errorbar(table["win"], y, xerr=[table["win"] - table["win_ci_low"], table["win_ci_high"] - table["win"]],
+                    fmt="none", color="black", capsize=3)
+    ax.set_yticks(y, dims)
+    ax.set_xlim(0, 1)
+    ax.axvline(0.5, color="#555", lw=0.6, ls=":")
+    ax.set_xlabel(f"share of judgements{f' ({label})' if label else ''}")
+    ax.legend(fontsize=8, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.25), frameon=False)
+    ax.set_title(title)

@@ -158,6 +158,7 @@ class IPPO(Block):
 
 class Training(Block):
     executor: Literal["surrogate", "llm"]
+    rollout_workers: int = PositiveInt
     out_dir: str
     shipped_checkpoint: str
 
@@ -274,6 +275,14 @@ class Baselines(Block):
     marwg: MARWG
 
 
+class Experiments(Block):
+    backend: Literal["local", "ray"]
+    ray_address: str | None
+    ray_num_cpus: int | None = Field(default=None, ge=1)
+    ray_task_cpus: float = Field(gt=0)
+    metrics: list[str] = Field(min_length=1)
+
+
 class Params(Block):
     llm: LLM
     demo: Demo
@@ -287,6 +296,7 @@ class Params(Block):
     ippo: IPPO
     training: Training
     eval: Eval
+    experiments: Experiments
     baselines: Baselines
 
 

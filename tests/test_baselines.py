@@ -11,13 +11,13 @@ from fakes import ScriptedOpenAIServer, Step
 
 from crewlib.baselines import SYSTEMS, Generation, SystemUnavailableError, make_system, system_class
 from crewlib.baselines.env_systems import OrchestratorPolicy
-from crewlib.baselines.runner import run_systems
 from crewlib.baselines.srw import neighbours_in_pool, reading_order
 from crewlib.config import load_params
 from crewlib.data.records import Reference, RWGExample
 from crewlib.env import CrewEnv, EnvConfig
 from crewlib.env.executors import SurrogateExecutor
 from crewlib.env.policies import run_episode
+from crewlib.experiments import run_generations
 from crewlib.tasks import task_for
 
 PARAMS = load_params("quick")
@@ -172,15 +172,15 @@ def test_crew_without_a_checkpoint_is_unavailable_and_the_runner_records_it(tmp_
     with ScriptedOpenAIServer() as server:
         with pytest.raises(SystemUnavailableError, match="trained controller"):
             make_system("crew", params, make_client(server)).generate(_example())
-        frame = run_systems(["crew", "extractive"], [_example()], params, make_client(server), out_dir=tmp_path,
-                            progress=False)
+        frame = run_generations(["crew", "extractive"], [_example()], params, make_client(server), out_dir=tmp_path,
+                            progress=False).frame()
     crew, extractive = frame.iloc[0], frame.iloc[1]
     assert pd.isna(crew.text) and "trained controller" in crew.error
     assert extractive.text and pd.isna(extractive.error)
     # The finished generation is kept; the failed one will be retried on the next run.
     saved = [json.loads(line) for line in (tmp_path / "generations.jsonl").read_text().splitlines()]
     assert [r["system"] for r in saved] == ["extractive"]
-    again = run_systems(["extractive"], [_example()], params, None, out_dir=tmp_path, progress=False)
+    again = run_generations(["extractive"], [_example()], params, None, out_dir=tmp_path, progress=False).frame()
     assert again.iloc[0].text == extractive.text
 
 
@@ -206,8 +206,8 @@ def test_every_system_generates_on_a_sample_example_with_the_embedded_model():
     })
     example, task = demo_target(params, 0)
     client = connect(params)
-    frame = run_systems(list(SYSTEMS), [example], params, client, tasks={task.target_id: task},
-                        progress=False).set_index("system")
+    frame = run_generations(list(SYSTEMS), [example], params, client, tasks={task.target_id: task},
+                        progress=False).frame().set_index("system")
     assert "weights not available" in frame.loc["primera", "error"]
     for name in SYSTEMS:
         if name == "primera":

@@ -18,10 +18,10 @@ import pytest
 from fakes import ScriptedOpenAIServer, Step
 
 from crewlib.baselines import make_system
-from crewlib.baselines.runner import read_generations, run_systems
 from crewlib.config import ParamsError, load_params
 from crewlib.data.loaders import SAMPLE_FILES, load_oarelatedwork
 from crewlib.data.records import Reference, RWGExample
+from crewlib.experiments import read_generations, run_generations
 from crewlib.llm import EndpointError, LLMClient, LLMConfig, LLMError, ResponseCache, RetryExhaustedError
 from crewlib.llm.cache import CachedAnswer, canonical_request, request_key
 from crewlib.lock import OutputLockedError, output_lock
@@ -64,8 +64,8 @@ def test_a_200_that_is_not_a_completion_is_retried_recorded_and_typed(what, make
 
 def test_after_retries_a_single_call_system_gets_an_error_row_and_the_run_goes_on(make_client, tmp_path):
     with ScriptedOpenAIServer(default=Step(body=BROKEN_BODIES["an HTML page"])) as server:
-        frame = run_systems(["long_context", "extractive"], [_example("a"), _example("b")], PARAMS,
-                            make_client(server, max_retries=1), out_dir=tmp_path, progress=False)
+        frame = run_generations(["long_context", "extractive"], [_example("a"), _example("b")], PARAMS,
+                            make_client(server, max_retries=1), out_dir=tmp_path, progress=False).frame()
     rows = frame.set_index(["system", "example"])
     assert pd.isna(rows.loc[("long_context", "a"), "text"])
     assert "RetryExhaustedError" in rows.loc[("long_context", "a"), "error"]
@@ -109,8 +109,8 @@ def test_an_empty_answer_recorded_by_an_older_version_is_a_miss(tmp_path):
 
 def test_an_empty_section_is_an_error_row_that_a_rerun_retries(make_client, tmp_path):
     with ScriptedOpenAIServer(default=Step(content="Here is a related-work section for the paper.")) as server:
-        frame = run_systems(["long_context"], [_example()], PARAMS, make_client(server), out_dir=tmp_path,
-                            progress=False)
+        frame = run_generations(["long_context"], [_example()], PARAMS, make_client(server), out_dir=tmp_path,
+                            progress=False).frame()
     assert pd.isna(frame.text.iloc[0]) and "EmptySection" in frame.error.iloc[0]  # meta-text only: nothing left
     assert not read_generations(tmp_path / "generations.jsonl")
 
@@ -156,12 +156,12 @@ def test_a_hung_endpoint_stops_at_the_call_deadline_which_the_error_names(make_c
 # ----------------------------------------------------------------------------- broken files
 def test_a_half_written_generations_line_is_skipped_naming_file_and_line_and_its_pair_reruns(tmp_path, make_client):
     path = tmp_path / "generations.jsonl"
-    first = run_systems(["extractive"], [_example("a")], PARAMS, None, out_dir=tmp_path, progress=False)
+    first = run_generations(["extractive"], [_example("a")], PARAMS, None, out_dir=tmp_path, progress=False).frame()
     with path.open("a") as fh:
         fh.write('{"system": "extractive", "example": "b", "text": "cut sho')
     with pytest.warns(UserWarning, match=r"generations.jsonl line 2 .*skipped"):
-        frame = run_systems(["extractive"], [_example("a"), _example("b")], PARAMS, None, out_dir=tmp_path,
-                            progress=False)
+        frame = run_generations(["extractive"], [_example("a"), _example("b")], PARAMS, None, out_dir=tmp_path,
+                            progress=False).frame()
     assert frame.text.notna().all() and frame.text.iloc[0] == first.text.iloc[0]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -181,7 +181,7 @@ def test_duplicate_target_ids_are_rejected_at_load_counted_and_named(tmp_path):
     assert report.loaded == 1 and report.n_skipped == 1
     assert "repeats an earlier record's id" in str(report) and records[0].target_id in report.skipped_examples[0]
     with pytest.raises(ValueError, match="more than once"):
-        run_systems(["extractive"], [_example("x"), _example("x")], PARAMS, None, progress=False)
+        run_generations(["extractive"], [_example("x"), _example("x")], PARAMS, None, progress=False).frame()
 
 
 def test_lines_that_are_not_objects_or_not_utf8_are_skipped_and_named(tmp_path):
@@ -202,7 +202,7 @@ def test_a_second_process_on_the_same_output_folder_is_refused_with_the_holder_n
     try:
         assert holder.stdout.readline().strip() == "held"
         with pytest.raises(OutputLockedError, match=rf"process {holder.pid}"):
-            run_systems(["extractive"], [_example()], PARAMS, None, out_dir=tmp_path, progress=False)
+            run_generations(["extractive"], [_example()], PARAMS, None, out_dir=tmp_path, progress=False).frame()
     finally:
         holder.kill()
         holder.wait()
@@ -253,7 +253,7 @@ def test_a_client_built_from_its_config_honours_llm_faults():
 
 _RUN_TWO = """
 import sys
-from crewlib.baselines.runner import run_systems
+from crewlib.experiments import run_generations
 from crewlib.config import load_params
 from crewlib.data.records import Reference, RWGExample
 from crewlib.llm import LLMClient, LLMConfig
@@ -262,7 +262,7 @@ examples = [RWGExample(t, f"Graphs {t}", f"We study graphs ({t}).", refs, gold_r
                        gold_cited_ids=("p0",)) for t in ("a", "b")]
 cfg = LLMConfig(provider="openai", base_url=sys.argv[1], model="m", api_key_env="", cache_dir=sys.argv[2],
                 max_retries=0)
-run_systems(["long_context"], examples, load_params("quick"), LLMClient(cfg), out_dir=sys.argv[3], progress=False)
+run_generations(["long_context"], examples, load_params("quick"), LLMClient(cfg), out_dir=sys.argv[3], progress=False)
 print("finished", flush=True)
 """
 

@@ -86,3 +86,45 @@ def test_training_runs_with_the_llm_executor_through_the_client(setup, make_clie
     # 3 agents x 3 rounds, all ledgered; an action that needs no model (a paper a teammate already read, a
     # problem the text checks find, a masked action) makes no call.
     assert calls >= 6 and len(scripted_server.requests) == calls
+
+
+def test_rollouts_in_worker_processes_give_the_same_training_whatever_the_number_of_workers(setup, tmp_path):
+    """Surrogate executor, 2 and 3 workers: each episode samples from its own seed, so the nets are equal."""
+    from crewlib.rl.rollouts import ProcessRollouts
+
+    env, train_idx, _ = setup
+    params = load_params("quick")
+    cfg = IPPOConfig(train_epochs=1, episodes_per_update=3, seed=5)
+    nets = []
+    for workers in (2, 3):
+        with ProcessRollouts(params, workers) as rollouts:
+            net, _ = train(env, train_idx[:3], cfg, tmp_path / f"w{workers}", progress=False, rollouts=rollouts)
+        nets.append(net)
+        assert len(pd.read_csv(tmp_path / f"w{workers}" / "metrics.csv")) == 1
+    for a, b in zip(nets[0].state_dict().values(), nets[1].state_dict().values(), strict=True):
+        torch.testing.assert_close(a, b)
+
+
+def test_llm_rollouts_in_workers_reach_the_configured_endpoint_and_cache(scripted_server, tmp_path):
+    import json
+
+    from fakes import Step
+
+    from crewlib.rl.train import rollouts_from_params
+
+    scripted_server.default = Step(200, json.dumps({"notes": ["A finding [R1]."], "confidence": 0.6,
+                                                    "text": "Prior work studied this problem [R1].", "feedback": []}))
+    params = load_params("quick", {
+        "llm": {"provider": "openai", "base_url": scripted_server.base_url, "model": "scripted", "api_key_env": "",
+                "cache_dir": str(tmp_path / "cache"), "max_retries": 0},
+        "env": {"horizon": 2}, "training": {"executor": "llm", "rollout_workers": 2}})
+    env, train_idx, _ = build_training_env(params)
+    rollouts = rollouts_from_params(params)
+    try:
+        train(env, train_idx[:2], IPPOConfig(train_epochs=1, episodes_per_update=2), tmp_path / "run",
+              progress=False, rollouts=rollouts)
+    finally:
+        rollouts.close()
+    assert scripted_server.requests  # from the worker processes
+    assert len(list((tmp_path / "cache").rglob("*.json"))) >= 1
+    assert rollouts_from_params(load_params("quick")) is None  # one worker: the in-process loop

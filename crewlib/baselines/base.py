@@ -51,7 +51,7 @@ class Generation:
     def cost(self) -> dict[str, float]:
         totals = Ledger().totals(self.records)
         return {"prompt_tokens": totals["prompt_tokens"], "completion_tokens": totals["completion_tokens"],
-                "calls": totals["calls"], "wall_s": self.wall_s}
+                "calls": totals["calls"], "wall_s": self.wall_s, "llm_s": totals["recorded_latency_s"]}
 
     def to_row(self) -> dict:
         """One row of the evaluation suite's output table (``crewlib.eval``)."""

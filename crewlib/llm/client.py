@@ -264,7 +264,8 @@ class LLMClient:
         if hit is not None:
             record = self.ledger.record(caller, hit.model, key, started_at=started,
                                         prompt_tokens=hit.prompt_tokens, completion_tokens=hit.completion_tokens,
-                                        latency_s=time.perf_counter() - t0, cache_hit=True)
+                                        latency_s=time.perf_counter() - t0, cache_hit=True,
+                                        recorded_latency_s=hit.latency_s)
             return ChatResult(hit.content, record)
         try:
             response, content, retries = self._send_with_retries(request)

@@ -43,6 +43,8 @@ class CallRecord:
     # prompt tokens the endpoint reused from its prompt cache (OpenAI's usage.prompt_tokens_details.cached_tokens,
     # llama.cpp's timings.cache_n); 0 when it does not say, and for cache hits
     prompt_tokens_cached: int = 0
+    # how long the answer took when it was produced: latency_s for a live call, the recorded call's for a cache hit
+    recorded_latency_s: float = 0.0
 
     @property
     def billed(self) -> bool:
@@ -63,7 +65,7 @@ class Ledger:
     def record(self, caller: Caller, model: str, request_key: str, *, started_at: float | None = None,
                prompt_tokens: int = 0, completion_tokens: int = 0, latency_s: float = 0.0,
                retries: int = 0, cache_hit: bool = False, error: BaseException | None = None,
-               prompt_tokens_cached: int = 0) -> CallRecord:
+               prompt_tokens_cached: int = 0, recorded_latency_s: float | None = None) -> CallRecord:
         rec = CallRecord(
             started_at=time.time() if started_at is None else started_at,
             system=caller.system, role=caller.role, agent=caller.agent, model=model,
@@ -71,6 +73,7 @@ class Ledger:
             retries=retries, cache_hit=cache_hit,
             error=None if error is None else f"{type(error).__name__}: {error}"[:500],
             request_key=request_key, prompt_tokens_cached=prompt_tokens_cached,
+            recorded_latency_s=latency_s if recorded_latency_s is None else recorded_latency_s,
         )
         self.add(rec)
         return rec
@@ -103,6 +106,7 @@ class Ledger:
             "errors": sum(r.error is not None for r in recs),
             "retries": sum(r.retries for r in recs),
             "latency_s": sum(r.latency_s for r in recs),
+            "recorded_latency_s": sum(r.recorded_latency_s for r in recs),
         }
 
     def to_dataframe(self) -> pd.DataFrame:

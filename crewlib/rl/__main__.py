@@ -15,7 +15,7 @@ import time
 
 from crewlib.config import load_params, resolve_path
 from crewlib.rl.ippo import IPPOConfig
-from crewlib.rl.train import build_training_env, train
+from crewlib.rl.train import build_training_env, rollouts_from_params, train
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,7 +29,12 @@ def main(argv: list[str] | None = None) -> int:
     cfg = IPPOConfig.from_params(params)
     out = resolve_path(params["training"]["out_dir"])
     t0 = time.perf_counter()
-    _, checkpoint = train(env, train_idx, cfg, out, progress=not args.no_progress)
+    rollouts = rollouts_from_params(params)
+    try:
+        _, checkpoint = train(env, train_idx, cfg, out, progress=not args.no_progress, rollouts=rollouts)
+    finally:
+        if rollouts is not None:
+            rollouts.close()
     print(f"trained on {len(train_idx)} papers x {cfg.train_epochs} epochs in {time.perf_counter() - t0:.1f} s; "
           f"checkpoint {checkpoint}, metrics {out / 'metrics.csv'}")
     if args.ship:

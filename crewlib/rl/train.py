@@ -19,6 +19,7 @@ import torch
 from crewlib.env.crew_env import CrewEnv, EnvConfig
 from crewlib.rl.controller import build_network, read_checkpoint, round_tensors, save_checkpoint
 from crewlib.rl.ippo import Batch, IPPOConfig, SharedActorCritic, gae, ippo_update
+from crewlib.rl.rollouts import ProcessRollouts
 
 METRICS = ["update", "epoch", "episodes", "env_steps", "mean_return", "mean_draft_quality", "policy_loss",
            "value_loss", "entropy", "approx_kl", "clip_fraction", "p_retrieve", "p_disseminate", "p_compose",
@@ -71,11 +72,13 @@ def to_batch(trajectories: list[dict], cfg: IPPOConfig, device: torch.device) ->
 
 
 def train(env: CrewEnv, train_indices: list[int], cfg: IPPOConfig, out_dir: str | Path, *, progress: bool = True,
-          max_updates: int | None = None) -> tuple[SharedActorCritic, Path]:
+          max_updates: int | None = None, rollouts: ProcessRollouts | None = None) -> tuple[SharedActorCritic, Path]:
     """Train on ``env.examples[i]`` for ``i`` in ``train_indices``; resume from ``out_dir`` if possible.
 
     Writes ``out_dir/metrics.csv`` and ``out_dir/checkpoint.pt``; returns the network and the
     checkpoint path. ``max_updates`` stops early (for a timed fraction or an interruption test).
+    ``rollouts``: worker processes that collect each update's episodes in parallel
+    (:func:`rollouts_from_params`; each episode then samples from a generator of its own seed).
     """
     from tqdm.auto import tqdm
 
@@ -104,12 +107,13 @@ def train(env: CrewEnv, train_indices: list[int], cfg: IPPOConfig, out_dir: str 
     bar = tqdm(total=len(chunks), initial=done_updates, disable=not progress, desc="IPPO updates")
     for k, chunk in enumerate(todo, start=done_updates + 1):
         t0 = time.perf_counter()
-        trajectories, returns, qualities = [], [], []
-        for j, index in enumerate(chunk):
-            traj, ret, q = collect_episode(env, net, cfg, index, cfg.seed * 100_003 + k * 101 + j, generator, device)
-            trajectories.append(traj)
-            returns.append(ret)
-            qualities.append(q)
+        jobs = [(index, cfg.seed * 100_003 + k * 101 + j) for j, index in enumerate(chunk)]
+        if rollouts is None:
+            episodes = [collect_episode(env, net, cfg, index, seed, generator, device) for index, seed in jobs]
+        else:
+            episodes = rollouts.collect(net, cfg, jobs)
+        trajectories = [e[0] for e in episodes]
+        returns, qualities = [e[1] for e in episodes], [e[2] for e in episodes]
         batch = to_batch(trajectories, cfg, device)
         stats = ippo_update(net, optimizer, batch, cfg, generator)
         counts = np.bincount(batch.actions.cpu().numpy(), minlength=4) / len(batch)
@@ -129,6 +133,12 @@ def train(env: CrewEnv, train_indices: list[int], cfg: IPPOConfig, out_dir: str 
         bar.update(1)
     bar.close()
     return net, ckpt_path
+
+
+def rollouts_from_params(params: Mapping) -> ProcessRollouts | None:
+    """Worker processes for ``training.rollout_workers`` > 1 (close them, or use ``with``); None for 1."""
+    workers = params["training"]["rollout_workers"]
+    return ProcessRollouts(params, workers) if workers > 1 else None
 
 
 def build_training_env(params: Mapping) -> tuple[CrewEnv, list[int], list[int]]:

@@ -1,0 +1,195 @@
+"""Notebook 05's experiment: every system on the evaluation split, scored, beside the paper.
+
+``run_main_results(params, ...)`` generates (resumable), scores with the evaluation suite, and
+measures how well each configured judge tells the gold section from damaged copies of it
+(:mod:`.discrimination`); the :class:`MainResults` it returns builds CREW's table, the RWGBench
+and MA-RWG metric tables, CREW-minus-SRW differences as the paper states them, and the headline
+numbers a test reads. Also a command line for recording a run in parts::
+
+    python -m crewlib.experiments.main_results --params quick --systems crew,srw
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from crewlib.baselines import SYSTEMS
+from crewlib.config import load_params, resolve_path
+from crewlib.data.records import RWGExample
+from crewlib.eval import EvalExample, Evaluator
+from crewlib.eval.text_metrics import BERTSCORE_LABEL
+from crewlib.experiments import discrimination, paper
+from crewlib.experiments.run import Generations, run_generations
+from crewlib.experiments.tables import beside_paper, metric_summary, results_table
+from crewlib.llm import connect
+from crewlib.tasks import build_tasks
+
+CREW_TABLE = {"judge_coverage": "Coverage", "judge_logic": "Logic", "judge_relevance": "Relevance",
+              "judge_overall": "Overall", "citation_verification": "citation verification"}
+RWGBENCH_TABLE = {"citation_precision": "citation precision", "citation_recall": "citation recall",
+                  "soft_recall_cosine": "soft recall (cosine)", "soft_recall": "soft recall (NLI)",
+                  "claim_support": "claim support", "topical_relevance": "topical relevance",
+                  "citation_density_ratio": "density ratio", "citation_balance": "balance", "pss": "PSS",
+                  "frame_alignment": "frame alignment", "rougeL": "ROUGE-L", "bertscore_minilm_f1": "BERTScore*",
+                  "rwgbench_judge_score": "judge score"}
+MARWG_TABLE = {"clap": "ClaP", "citp": "CitP", "rc": "RC", "cc": "CC", "tq": "TQ", "sn_p": "SN-P", "sn_r": "SN-R",
+               "sn_f1": "SN-F1"}
+# Which metric group computes which metric (a group not run shows "not run" in its columns)
+GROUP_OF = {"soft_recall": "soft_recall", "claim_support": "claim_support", "clap": "claim_support",
+            "citp": "claim_support", "frame_alignment": "frame_alignment", "rwgbench_judge_score": "rwgbench_judge",
+            "tq": "tq", "rougeL": "rouge", "bertscore_minilm_f1": "bertscore", "pss": "pss", "sn_p": "sn",
+            "sn_r": "sn", "sn_f1": "sn", "soft_recall_cosine": "soft_recall_cosine",
+            "topical_relevance": "topical_relevance", **{m: "judge" for m in CREW_TABLE if m.startswith("judge_")}}
+
+
+@dataclass
+class MainResults:
+    generations: Generations
+    scores: pd.DataFrame
+    examples: list[RWGExample]
+    metrics: tuple[str, ...]  # the metric groups run
+    ours: dict  # our conditions
+    discrimination: pd.DataFrame | None  # judge × degradation × dimension (None: not measured)
+    systems: tuple[str, ...]
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        return self.generations.frame()
+
+    def _table(self, labels: Mapping[str, str]) -> pd.DataFrame:
+        table = results_table(self.scores, self.frame, labels, systems=self.systems)
+        for metric, label in labels.items():
+            if GROUP_OF.get(metric, "citation") not in self.metrics:
+                table[label] = f"not run ({GROUP_OF[metric]})"
+        return table
+
+    def crew_table(self) -> pd.DataFrame:
+        """CREW's main table: judge dimensions, citation verification, cost; the paper's numbers beside."""
+        return beside_paper(self._table(CREW_TABLE), paper.paper_cells(paper.MAIN, CREW_TABLE),
+                            percent=["citation verification"])
+
+    def rwgbench_table(self) -> pd.DataFrame:
+        return self._table(RWGBENCH_TABLE).drop(columns=["LLM calls", "LLM s", "wall s (this run)"])
+
+    def marwg_table(self) -> pd.DataFrame:
+        """MA-RWG's metrics; MA-RWG's own paper numbers (its benchmark, its backbone) beside our MA-RWG row."""
+        table = self._table({**MARWG_TABLE})
+        cells = {("marwg", MARWG_TABLE[m]): v for m, v in paper.MARWG.items() if m in MARWG_TABLE}
+        cells[("marwg", "LLM s")] = paper.MARWG["wall_s"]
+        return beside_paper(table.drop(columns=["wall s (this run)"]), cells, digits=3)
+
+    def conditions(self, *papers: Mapping) -> pd.DataFrame:
+        return paper.conditions(self.ours, *(papers or (paper.CREW_PAPER,)))
+
+    def crew_minus_srw(self) -> pd.DataFrame:
+        """CREW − SRW as the paper states it (Overall points, verification points, tokens relative), ours beside."""
+        mean = metric_summary(self.scores).set_index(["system", "metric"])["mean"]
+        frame = self.frame[self.frame.text.notna()]
+        tokens = (frame.prompt_tokens + frame.completion_tokens).groupby(frame.system).mean()
+        ours = {}
+        for metric in ("judge_overall", "citation_verification"):
+            have = ("crew", metric) in mean.index and ("srw", metric) in mean.index
+            ours[metric] = mean["crew", metric] - mean["srw", metric] if have else float("nan")
+        ours["tokens_relative"] = (tokens["crew"] / tokens["srw"] - 1 if "crew" in tokens and "srw" in tokens
+                                   and tokens["srw"] else float("nan"))
+        names = {"judge_overall": "Overall (points)", "citation_verification": "citation verification (points)",
+                 "tokens_relative": "tokens (relative)"}
+        return pd.DataFrame([{"CREW − SRW": names[k], "ours": ours[k], "paper": v}
+                             for k, v in paper.CREW_MINUS_SRW.items()]).set_index("CREW − SRW")
+
+    def discrimination_summary(self) -> pd.DataFrame | None:
+        return None if self.discrimination is None else discrimination.summary(self.discrimination)
+
+    def headline(self) -> dict:
+        """What the notebook records: per system and metric mean/CI/n, counts, conditions, discrimination."""
+        summary = metric_summary(self.scores)
+        return {
+            "systems": list(self.systems), "examples": [e.target_id for e in self.examples],
+            "metric_groups": list(self.metrics), "conditions": self.ours,
+            "drafts": {s: int(self.frame[(self.frame.system == s)].text.notna().sum()) for s in self.systems},
+            "errors": {s: sorted(set(self.frame[(self.frame.system == s) & self.frame.text.isna()].error.astype(str)))
+                       for s in self.systems},
+            "summary": summary,
+            "unavailable": len(self.scores.attrs.get("unavailable", [])),
+            "missing_judgements": len(self.scores.attrs.get("missing", [])),
+            "discrimination": self.discrimination_summary(),
+            "bertscore_label": BERTSCORE_LABEL,
+        }
+
+
+def run_main_results(params: dict, *, systems: Sequence[str] = tuple(SYSTEMS), targets: int | None = None,
+                     metrics: Sequence[str] | None = None, out_dir: str | Path, judge_check: bool = True,
+                     progress: bool = False) -> MainResults:
+    """Generate (resumable in ``out_dir``), score and measure the judges; ``targets``: the first N of the split.
+
+    ``metrics``: the evaluation suite's groups; default ``experiments.metrics`` of the params.
+    """
+    from crewlib.experiments.run import ExperimentSettings
+
+    metrics = tuple(metrics or ExperimentSettings.from_params(params).metrics)
+    taskset = build_tasks(params)
+    pairs = taskset.evaluation[:targets] if targets else taskset.evaluation
+    if not pairs:
+        raise ValueError("the evaluation split has no target with a reference pool (see graph.min_connections)")
+    examples = [e for e, _ in pairs]
+    client = connect(params)
+    generations = run_generations(list(systems), examples, params, client, tasks={t.target_id: t for _, t in pairs},
+                                  out_dir=out_dir, progress=progress)
+    evaluator = Evaluator(params)
+    scores = evaluator.score(generations.frame(), [EvalExample.from_rwg(e) for e in examples], metrics=metrics,
+                             progress=progress)
+    checked = None
+    if judge_check:
+        checked, _ = discrimination.judge_discrimination(params, [EvalExample.from_rwg(e) for e in examples],
+                                                         judges=evaluator.judges, progress=progress)
+    judges = [j.name for j in evaluator.judges]
+    rounds = ", ".join(f"{s} {params['baselines'][s]['rounds']}" for s in ("crew", "orchestrator", "srw")
+                       if s in systems)
+    ours = paper.our_conditions(params, model=client.model, papers=len(examples), judges=judges,
+                                systems_rounds=rounds)
+    return MainResults(generations, scores, examples, tuple(metrics), ours, checked, tuple(systems))
+
+
+def quality_vs_tokens(results: MainResults) -> pd.DataFrame:
+    """Per system: mean judge Overall (or citation recall without a judge) and mean tokens, for the figure."""
+    mean = metric_summary(results.scores).set_index(["system", "metric"])
+    frame = results.frame[results.frame.text.notna()]
+    rows = []
+    for system, part in frame.groupby("system", sort=False):
+        quality = "judge_overall" if (system, "judge_overall") in mean.index else "citation_recall"
+        if (system, quality) not in mean.index:
+            continue
+        s = mean.loc[(system, quality)]
+        rows.append({"system": system, "tokens": float((part.prompt_tokens + part.completion_tokens).mean()),
+                     "quality": float(s["mean"]), "ci_low": s["ci_low"], "ci_high": s["ci_high"], "metric": quality})
+    return pd.DataFrame(rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Record (or resume) notebook 05's generations and judgements.")
+    parser.add_argument("--params", default="quick")
+    parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument("--metrics", default=None, help="comma-separated groups (default: experiments.metrics)")
+    parser.add_argument("--targets", type=int, default=None)
+    parser.add_argument("--cache-dir", default="notebooks/llm_cache")
+    parser.add_argument("--out-dir", default="outputs/05_main_results")
+    parser.add_argument("--no-judge-check", action="store_true")
+    args = parser.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    params = load_params(args.params, {"llm": {"cache_dir": args.cache_dir}})
+    results = run_main_results(params, systems=args.systems.split(","), targets=args.targets,
+                               metrics=args.metrics.split(",") if args.metrics else None,
+                               out_dir=resolve_path(args.out_dir), judge_check=not args.no_judge_check, progress=True)
+    pd.set_option("display.width", 250)
+    print(results.crew_table().to_string())
+    print(f"{sum(g.ok for g in results.generations)} of {len(results.generations)} generations written")
+
+
+if __name__ == "__main__":
+    main()

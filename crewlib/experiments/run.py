@@ -1,0 +1,221 @@
+"""Run several systems on several examples: typed results, one output folder, resumable, local or on Ray.
+
+Each finished generation is appended to ``out_dir/generations.jsonl`` as soon as it exists, so a
+rerun skips finished (system, example) pairs; LLM answers are cached by the client as well, so
+nothing is paid twice. A system that cannot run (PRIMERA offline) or fails on an example gets a
+result with ``text = None`` and its ``error``: tables show it as unavailable; so does an empty
+section. Failures are never saved, so a rerun retries them.
+
+One process at a time writes to an output folder (:func:`crewlib.lock.output_lock`); a line of
+``generations.jsonl`` that cannot be read (a run killed mid-write) is skipped with a warning
+naming the file and line, and its pair runs again.
+
+Backends (``experiments.backend`` in the params): ``local`` runs the pairs one after another in
+this process with the client given; ``ray`` sends one task per pending (system, example) pair to
+a Ray cluster (``experiments.ray_address``; none: a local Ray instance), each worker with its own
+client to the configured endpoint and the configured cache folder. Only this process writes the
+generations file, so the folder, the rows and their order are the same with either backend.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import warnings
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+from crewlib.baselines import SYSTEMS, SystemUnavailableError, make_system, system_class
+from crewlib.data.records import RWGExample
+from crewlib.llm import LLMClient, LLMError
+from crewlib.lock import output_lock
+from crewlib.tasks import Task
+
+BACKENDS = ("local", "ray")
+GENERATIONS_FILE = "generations.jsonl"
+
+
+@dataclass
+class GenerationResult:
+    """One system's section for one example, or why there is none (``text`` None, ``error`` set)."""
+
+    system: str
+    example: str  # the target id
+    text: str | None
+    error: str | None = None
+    key_to_id: dict[str, str] = field(default_factory=dict)  # the keys this system showed its LLM
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0
+    wall_s: float = 0.0  # this run's
+    llm_s: float = 0.0  # the LLM calls' seconds when their answers were produced (summed; cache hits: as recorded)
+    fallbacks: int = 0
+    fallback_reasons: dict[str, int] = field(default_factory=dict)
+    notes: dict = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return isinstance(self.text, str) and bool(self.text.strip())
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def to_row(self) -> dict:
+        """The evaluation suite's row: ``system, example, text, key_to_id`` + cost columns + error."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_row(cls, row: Mapping) -> GenerationResult:
+        """From a saved line; fields this version does not know are ignored, missing ones take defaults."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        values = {k: v for k, v in row.items() if k in known}
+        for key in ("system", "example"):
+            if not isinstance(values.get(key), str):
+                raise ValueError(f"no {key!r}")
+        values.setdefault("text", None)
+        return cls(**values)
+
+
+class Generations(list):
+    """The results of a run, in (system, example) order; ``frame()`` is the evaluation suite's table."""
+
+    def frame(self) -> pd.DataFrame:
+        columns = [f.name for f in dataclasses.fields(GenerationResult)]
+        return pd.DataFrame([g.to_row() for g in self], columns=columns)
+
+    def ok(self) -> Generations:
+        return Generations(g for g in self if g.ok)
+
+    def of(self, system: str) -> Generations:
+        return Generations(g for g in self if g.system == system)
+
+
+def read_generations(path: str | Path) -> dict[tuple[str, str], GenerationResult]:
+    """Finished (system, example) pairs of a generations file; unreadable lines warned about and skipped."""
+    path = Path(path)
+    done: dict[tuple[str, str], GenerationResult] = {}
+    if not path.exists():
+        return done
+    for line_no, raw in enumerate(path.read_bytes().splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            result = GenerationResult.from_row(json.loads(raw.decode("utf-8")))
+            if not result.ok:
+                raise ValueError("no section text")
+        except (ValueError, KeyError, TypeError) as exc:
+            warnings.warn(f"{path} line {line_no} is not a finished generation ({type(exc).__name__}: {exc}); "
+                          "skipped, its pair runs again", stacklevel=3)
+            continue
+        done[(result.system, result.example)] = result
+    return done
+
+
+def generate_pair(system_name: str, example: RWGExample, task: Task | None, params: Mapping,
+                  client: LLMClient | None) -> GenerationResult:
+    """One system on one example; a system that cannot run or fails gives a result with its error."""
+    try:
+        system = make_system(system_name, params, client)
+        generation = system.generate(example, task)
+    except (SystemUnavailableError, LLMError, ValueError) as exc:
+        return GenerationResult(system_name, example.target_id, None, f"{type(exc).__name__}: {exc}")
+    result = GenerationResult(
+        system_name, example.target_id, generation.text, None, dict(generation.key_to_id),
+        fallbacks=sum(generation.fallbacks.values()), fallback_reasons=dict(generation.fallbacks),
+        notes=json.loads(json.dumps(generation.notes, default=str)),
+        **{k: v for k, v in generation.cost.items()})
+    if not result.ok:
+        result.text, result.error = None, "EmptySection: the system wrote no text"
+    return result
+
+
+def run_generations(names: Sequence[str], examples: Sequence[RWGExample], params: Mapping,
+                    client: LLMClient | None = None, *, tasks: Mapping[str, Task] | None = None,
+                    out_dir: str | Path | None = None, backend: str | None = None,
+                    progress: bool = True) -> Generations:
+    """Every system of ``names`` on every example, resumed from ``out_dir`` when given.
+
+    ``client``: the local backend's client (None only when every system is LLM-free); Ray
+    workers connect to the params' endpoint themselves. ``tasks``: target id → task, from the run's
+    :func:`~crewlib.tasks.build_tasks`; an example without one gets its task from
+    :func:`~crewlib.tasks.task_for`. ``backend``: ``local`` or ``ray``; default
+    ``params['experiments']['backend']``.
+    """
+    unknown = [n for n in names if n not in SYSTEMS]
+    if unknown:
+        raise ValueError(f"unknown system(s) {unknown}; known: {sorted(SYSTEMS)}")
+    repeated = [i for i, n in Counter(e.target_id for e in examples).items() if n > 1]
+    if repeated:
+        raise ValueError(f"{len(repeated)} target id(s) occur more than once among the examples: "
+                         f"{', '.join(repeated[:5])}; a resumed run could not tell their generations apart")
+    settings = ExperimentSettings.from_params(params)
+    backend = backend or settings.backend
+    if backend not in BACKENDS:
+        raise ValueError(f"experiments.backend must be one of {BACKENDS}, not {backend!r}")
+    needs_client = [n for n in names if system_class(n).uses_llm]
+    if backend == "local" and client is None and needs_client:
+        raise ValueError(f"{', '.join(needs_client)} need(s) an LLM client (crewlib.llm.connect(params))")
+    path = Path(out_dir) / GENERATIONS_FILE if out_dir else None
+    with output_lock(path.parent) if path else contextlib.nullcontext():
+        done = read_generations(path) if path else {}
+        if path:
+            _end_last_line(path)
+        order = [(name, example) for name in names for example in examples]
+        pending = [(n, e) for n, e in order if (n, e.target_id) not in done]
+        tasks = tasks or {}
+        bar = tqdm(total=len(order), initial=len(order) - len(pending), desc="generating", disable=not progress)
+        if backend == "ray":
+            from crewlib.experiments.ray_backend import ray_results
+
+            results = ray_results(pending, tasks, params, settings)
+        else:
+            results = (generate_pair(n, e, tasks.get(e.target_id), params, client) for n, e in pending)
+        for result in results:
+            done[(result.system, result.example)] = result
+            if path and result.ok:  # failures are retried on the next run
+                with path.open("a", encoding="utf-8") as fh:
+                    fh.write(json.dumps(result.to_row(), ensure_ascii=False, default=str) + "\n")
+            bar.update(1)
+        bar.close()
+    return Generations(done[(n, e.target_id)] for n, e in order)
+
+
+def _end_last_line(path: Path) -> None:
+    """End a half-written last line, so the next row starts a line of its own."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists() and path.stat().st_size:
+        with path.open("rb+") as fh:
+            fh.seek(-1, 2)
+            if fh.read(1) != b"\n":
+                fh.write(b"\n")
+
+
+@dataclass(frozen=True)
+class ExperimentSettings:
+    """The ``experiments`` block of the params."""
+
+    backend: str = "local"
+    ray_address: str | None = None  # an existing cluster ("ray://host:10001" or "auto"); None: start a local one
+    ray_num_cpus: int | None = None  # CPUs of a local Ray instance (None: all)
+    ray_task_cpus: float = 1.0  # CPUs one (system, example) task reserves
+    metrics: tuple[str, ...] = ("citation",)  # the metric groups of the main results
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "metrics", tuple(self.metrics))
+
+    @classmethod
+    def from_params(cls, params: Mapping | None) -> ExperimentSettings:
+        block = dict((params or {}).get("experiments") or {})
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(block) - known
+        if unknown:
+            raise ValueError(f"unknown experiments settings: {sorted(unknown)}; known: {sorted(known)}")
+        return cls(**block)
+

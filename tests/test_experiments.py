@@ -1,0 +1,200 @@
+"""The experiment layer: typed generations, tables with CIs and the paper beside, judge discrimination, Ray."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from fakes import ScriptedOpenAIServer, Step
+
+from crewlib.config import load_params
+from crewlib.data.records import Reference, RWGExample
+from crewlib.eval import EvalExample
+from crewlib.eval.llm_metrics import Judge
+from crewlib.experiments import (
+    GenerationResult,
+    beside_paper,
+    bootstrap_ci,
+    metric_summary,
+    paper,
+    read_generations,
+    results,
+    results_table,
+    run_generations,
+    score,
+)
+from crewlib.experiments import discrimination as disc
+from crewlib.text import sentences
+
+PARAMS = load_params("quick")
+GOLD = ("Transformers (Vaswani et al., 2017) changed translation. Pretraining (Devlin et al., 2019; Radford "
+        "et al., 2018) transferred broadly [R1].\n\nReward models learn from comparisons (Christiano et al., "
+        "2017). Summaries were trained this way (Stiennon et al., 2020).")
+
+
+def _example(target_id="t1", n=4) -> RWGExample:
+    refs = tuple(Reference(f"p{i}", f"Paper {i} on graphs", f"Paper {i} studies graph attention variant {i}. " * 3)
+                 for i in range(n))
+    return RWGExample(target_id, "Graph attention", "We study attention on graphs.", refs,
+                      gold_related_work=f"Graph attention ({target_id}) is studied [R1]. Variants follow [R2].",
+                      gold_cited_ids=("p0", "p1"))
+
+
+# ----------------------------------------------------------------------------- statistics and tables
+def test_bootstrap_ci_brackets_the_mean_is_seeded_and_is_nan_for_one_value():
+    values = [1.0, 2.0, 3.0, 4.0, 5.0]
+    low, high = bootstrap_ci(values, seed=1)
+    assert low < np.mean(values) < high and (low, high) == bootstrap_ci(values, seed=1)
+    assert low >= 1.0 and high <= 5.0
+    assert all(np.isnan(bootstrap_ci([3.0])))
+    assert bootstrap_ci([2.0, 2.0, 2.0]) == (2.0, 2.0)
+
+
+def _scores() -> pd.DataFrame:
+    rows = [{"system": s, "example": e, "metric": "judge_overall", "value": v}
+            for s, vals in {"crew": [4, 5, 4], "srw": [3, 3, 4]}.items() for e, v in zip("abc", vals, strict=True)]
+    rows += [{"system": "crew", "example": e, "metric": "citation_verification", "value": 1.0} for e in "abc"]
+    frame = pd.DataFrame(rows)
+    frame.attrs.update(unavailable=[{"system": "srw", "example": "a", "group": "citation", "metric": "*",
+                                     "reason": "no citation"}, {"system": "primera", "example": "a",
+                                                                "group": "*", "metric": "*", "reason": "offline"}],
+                       missing=[{"system": "srw", "example": "b", "judge": "j", "dimension": "logic"}])
+    return frame
+
+
+def _frame() -> pd.DataFrame:
+    rows = [GenerationResult(s, e, f"text {s} {e}", prompt_tokens=100, completion_tokens=10, calls=2, wall_s=1.0,
+                             llm_s=3.0).to_row() for s in ("crew", "srw") for e in "abc"]
+    rows += [GenerationResult("primera", e, None, "SystemUnavailableError: offline").to_row() for e in "abc"]
+    return pd.DataFrame(rows)
+
+
+def test_metric_summary_is_long_with_a_ci_per_system_and_metric():
+    summary = metric_summary(_scores()).set_index(["system", "metric"])
+    row = summary.loc[("crew", "judge_overall")]
+    assert row["n"] == 3 and row["mean"] == pytest.approx(13 / 3) and row["ci_low"] <= row["mean"] <= row["ci_high"]
+
+
+def test_results_table_counts_drafts_unavailable_and_missing_and_marks_absent_metrics():
+    table = results_table(_scores(), _frame(), {"judge_overall": "Overall", "citation_verification": "CV"})
+    assert list(table.index) == ["crew", "srw", "primera"]
+    assert table.loc["crew", "drafts"] == "3/3" and table.loc["primera", "drafts"] == "0/3"
+    assert re.fullmatch(r"4\.33 \[\d\.\d\d, \d\.\d\d\]", table.loc["crew", "Overall"])
+    assert table.loc["srw", "CV"] == "unavailable" and table.loc["primera", "Overall"] == "unavailable"
+    assert table.loc["srw", "unavailable"] == 1 and table.loc["primera", "unavailable"] == 1
+    assert table.loc["srw", "missing judgements"] == 1 and table.loc["crew", "missing judgements"] == 0
+    assert table.loc["crew", "tokens in"] == 100 and table.loc["crew", "LLM s"] == 3.0
+    assert np.isnan(table.loc["primera", "tokens in"])
+
+
+def test_beside_paper_puts_the_papers_number_after_our_column_and_a_dash_where_it_reports_none():
+    table = results_table(_scores(), _frame(), {"judge_overall": "Overall", "citation_verification": "CV"})
+    out = beside_paper(table, paper.paper_cells(paper.MAIN, {"judge_overall": "Overall",
+                                                             "citation_verification": "CV"}), percent=["CV"])
+    columns = list(out.columns)
+    assert columns[columns.index("Overall") + 1] == "Overall (paper)"
+    assert out.loc["crew", "Overall (paper)"] == "3.82" and out.loc["srw", "Overall (paper)"] == "—"
+    assert out.loc["crew", "CV (paper)"] == "98.67%"
+    with pytest.raises(KeyError, match="no column"):
+        beside_paper(table, {("crew", "Logic"): 3.9})
+
+
+def test_conditions_name_model_data_papers_rounds_and_judges_of_both_sides():
+    ours = paper.our_conditions(PARAMS, model="qwen", papers=5, judges=["j1"], systems_rounds="crew 6")
+    table = paper.conditions(ours, paper.CREW_PAPER)
+    assert list(table.index) == ["ours", "CREW paper"]
+    assert table.loc["CREW paper", "papers"] == 366 and table.loc["ours", "papers"] == 5
+    assert table.loc["ours", "data"].startswith("bundled sample") and table.loc["CREW paper", "model"] == "GPT-4o"
+
+
+def test_results_json_round_trips_tables_and_drops_non_finite_numbers(tmp_path):
+    path = results.record(tmp_path / "r.json", table=metric_summary(_scores()), value=np.float64(0.5),
+                          nan=float("nan"), nested={"a": np.int64(3)})
+    loaded = results.load(path)
+    assert loaded["value"] == 0.5 and loaded["nan"] is None and loaded["nested"] == {"a": 3}
+    assert {"system", "metric", "mean"} <= set(loaded["table"][0]) and "index" not in loaded["table"][0]
+
+
+# ----------------------------------------------------------------------------- degradations
+@pytest.mark.parametrize("kind", disc.DEGRADATIONS)
+def test_each_degradation_damages_the_gold_the_way_it_says(kind):
+    other = "A paragraph about protein folding with no relation [R9]."
+    out = disc.degrade(GOLD, kind, other=other, seed=3)
+    assert out != GOLD and out.strip()
+    parts = disc.paragraphs(out)
+    if kind == "paragraph_repeated":
+        assert parts[-1] == parts[0] and len(parts) == 3
+    elif kind == "citations_removed":
+        assert "[R1]" not in out and not re.search(r"\(\D*\d{4}\)", out) and "et al" not in out
+        assert "Transformers changed translation." in out and "  " not in out
+    elif kind == "sentences_shuffled":
+        assert out != " ".join(sentences(GOLD.replace("\n\n", " ")))
+        assert sorted(sentences(out)) == sorted(s for p in disc.paragraphs(GOLD) for s in sentences(p))
+    elif kind == "cut_mid_sentence":
+        assert len(out.split()) < len(GOLD.split()) and out[-1] not in ".!?"
+    elif kind == "wrong_paper_paragraph":
+        assert parts[-1] == other and parts[0] == disc.paragraphs(GOLD)[0]
+
+
+def test_degradation_needs_a_gold_and_two_examples():
+    with pytest.raises(ValueError, match="empty"):
+        disc.degrade("  ", "paragraph_repeated", other="x")
+    with pytest.raises(ValueError, match="one sentence"):
+        disc.degrade("Only one sentence here.", "sentences_shuffled", other="x")
+    with pytest.raises(ValueError, match="unknown degradation"):
+        disc.degrade(GOLD, "typos", other="x")
+    with pytest.raises(ValueError, match="at least two examples"):
+        disc.degraded_outputs([EvalExample.from_rwg(_example())])
+
+
+def test_discrimination_counts_pairs_ranked_correctly_and_ties():
+    rows = []
+    for example, (gold, repeated) in {"a": (5, 3), "b": (4, 4), "c": (4, 5)}.items():
+        for system, value in (("gold", gold), ("paragraph_repeated", repeated)):
+            rows.append({"system": system, "example": example, "metric": "judge_coverage", "value": value})
+    table = disc.discrimination_table(pd.DataFrame(rows)).set_index(["degradation", "dimension"])
+    row = table.loc[("paragraph_repeated", "coverage")]
+    assert row["pairs"] == 3 and row["correct"] == pytest.approx(1 / 3) and row["ties"] == pytest.approx(1 / 3)
+    assert table.loc[("cut_mid_sentence", "coverage"), "pairs"] == 0
+
+
+def test_a_judge_that_gives_every_text_the_same_score_discriminates_nothing(make_client):
+    examples = [EvalExample.from_rwg(_example(t)) for t in ("a", "b")]
+    with ScriptedOpenAIServer(default=Step(content=json.dumps({"rationale": "fine", "score": 4}))) as server:
+        judge = Judge("constant", make_client(server))
+        table, raw = disc.judge_discrimination(PARAMS, examples, judges=[judge])
+    assert set(table.judge) == {"constant"} and (table.pairs == 2).all()
+    assert (table.correct == 0).all() and (table.ties == 1).all()
+    summary = disc.summary(table).set_index("dimension")
+    assert summary.loc["overall", "pairs"] == 10 and summary.loc["overall", "correct"] == 0
+    texts = disc.degraded_outputs(examples)
+    assert len(texts) == 2 * 6 and texts.groupby("example").text.nunique().eq(6).all()  # gold + 5 distinct damages
+    assert len(server.requests) == 2 * 6 * 3  # × 3 dimensions
+
+
+# ----------------------------------------------------------------------------- runs
+def test_generations_are_typed_resumable_and_score_with_the_suite(tmp_path):
+    examples = [_example("a"), _example("b")]
+    first = run_generations(["extractive", "primera"], examples, PARAMS, out_dir=tmp_path, progress=False)
+    assert [(g.system, g.example) for g in first] == [("extractive", "a"), ("extractive", "b"),
+                                                        ("primera", "a"), ("primera", "b")]
+    assert all(isinstance(g, GenerationResult) for g in first)
+    assert first[0].ok and first[0].key_to_id and not first[2].ok and "PRIMERA" in first[2].error
+    assert set(read_generations(tmp_path / "generations.jsonl")) == {("extractive", "a"), ("extractive", "b")}
+    again = run_generations(["extractive"], examples, PARAMS, out_dir=tmp_path, progress=False)
+    assert [g.text for g in again] == [g.text for g in first[:2]]
+    scores = score(first, examples, PARAMS, metrics=["citation"])
+    assert set(scores.system) == {"extractive"}
+    assert {u["system"] for u in scores.attrs["unavailable"]} == {"primera"}
+
+
+def test_an_llm_system_without_a_client_and_an_unknown_backend_or_system_are_refused():
+    with pytest.raises(ValueError, match="need.*an LLM client"):
+        run_generations(["long_context"], [_example()], PARAMS, None, progress=False)
+    with pytest.raises(ValueError, match="backend"):
+        run_generations(["extractive"], [_example()], PARAMS, backend="spark", progress=False)
+    with pytest.raises(ValueError, match="unknown system"):
+        run_generations(["gpt5"], [_example()], PARAMS, progress=False)

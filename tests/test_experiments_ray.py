@@ -1,0 +1,70 @@
+"""The Ray backend gives the local backend's generations, tables and cache (local Ray, a scripted endpoint)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from fakes import ScriptedOpenAIServer, Step
+
+from crewlib.config import load_params
+from crewlib.data.records import Reference, RWGExample
+from crewlib.experiments import read_generations, results_table, run_generations, score
+from crewlib.llm import connect
+
+ray = pytest.importorskip("ray")
+SECTION = "Graph attention is studied [R1] and its variants extend it [R2].\n\nLater work compares them [R3]."
+
+
+def _examples() -> list[RWGExample]:
+    refs = tuple(Reference(f"p{i}", f"Paper {i} on graphs", f"Paper {i} studies graph attention variant {i}. " * 3)
+                 for i in range(4))
+    return [RWGExample(t, f"Graph attention {t}", f"We study attention on graphs ({t}).", refs,
+                       gold_related_work="Graph attention [R1]. Variants [R2].", gold_cited_ids=("p0", "p1"))
+            for t in ("a", "b", "c")]
+
+
+def _params(server, cache, backend):
+    return load_params("quick", {
+        "llm": {"provider": "openai", "base_url": server.base_url, "model": "scripted", "api_key_env": "",
+                "cache_dir": str(cache), "max_retries": 0},
+        "experiments": {"backend": backend, "ray_num_cpus": 2},
+        "baselines": {"long_context": {"context_tokens": 4096}}})
+
+
+def _cache_entries(folder) -> dict[str, str]:
+    return {p.name: json.loads(p.read_text())["response"]["content"] for p in folder.rglob("*.json")}
+
+
+def test_ray_backend_matches_the_local_backend(tmp_path):
+    systems, examples = ["long_context", "extractive"], _examples()
+    with ScriptedOpenAIServer(default=Step(content=SECTION)) as server:
+        local_params = _params(server, tmp_path / "cache_local", "local")
+        local = run_generations(systems, examples, local_params, connect(local_params), out_dir=tmp_path / "local",
+                                progress=False)
+        asked_locally = len(server.requests)
+        ray_params = _params(server, tmp_path / "cache_ray", "ray")
+        try:
+            remote = run_generations(systems, examples, ray_params, None, out_dir=tmp_path / "ray", progress=False)
+        finally:
+            ray.shutdown()
+        assert len(server.requests) == 2 * asked_locally == 6  # one call per long-context section, from the workers
+    strip = ["wall_s", "llm_s"]
+    assert local.frame().drop(columns=strip).equals(remote.frame().drop(columns=strip))
+    assert set(read_generations(tmp_path / "local" / "generations.jsonl")) == set(
+        read_generations(tmp_path / "ray" / "generations.jsonl"))
+    assert _cache_entries(tmp_path / "cache_local") == _cache_entries(tmp_path / "cache_ray")  # same keys, answers
+    labels = {"citation_verification": "CV", "citation_recall": "recall"}
+    tables = [results_table(score(g, examples, local_params, metrics=["citation"]), g.frame(), labels)
+              .drop(columns=["wall s (this run)", "LLM s"]) for g in (local, remote)]
+    assert tables[0].equals(tables[1])
+    assert tables[0].loc["long_context", "drafts"] == "3/3"
+
+
+def test_a_rerun_on_ray_resumes_and_sends_no_task(tmp_path, monkeypatch):
+    examples = _examples()[:1]
+    params = load_params("quick", {"experiments": {"backend": "ray", "ray_num_cpus": 1}})
+    first = run_generations(["extractive"], examples, params, out_dir=tmp_path, backend="local", progress=False)
+    monkeypatch.setattr(ray, "init", lambda *a, **k: pytest.fail("a finished run must not start Ray"))
+    again = run_generations(["extractive"], examples, params, out_dir=tmp_path, progress=False)
+    assert [g.text for g in again] == [g.text for g in first]
