@@ -156,19 +156,22 @@ def run_main_results(params: dict, *, systems: Sequence[str] = tuple(SYSTEMS), t
     return MainResults(generations, scores, examples, tuple(metrics), ours, checked, tuple(systems))
 
 
-def quality_vs_tokens(results: MainResults) -> pd.DataFrame:
-    """Per system: mean judge Overall (or citation recall without a judge) and mean tokens, for the figure."""
+def quality_vs_tokens(results: MainResults, metric: str | None = None) -> pd.DataFrame:
+    """Per system: the mean of one quality metric (with its CI) and mean tokens per section, for the figure.
+
+    ``metric``: default the judge's Overall when it was run, else citation recall; systems without it are left out.
+    """
     mean = metric_summary(results.scores).set_index(["system", "metric"])
+    metric = metric or ("judge_overall" if "judge_overall" in mean.index.get_level_values(1) else "citation_recall")
     frame = results.frame[results.frame.text.notna()]
     rows = []
     for system, part in frame.groupby("system", sort=False):
-        quality = "judge_overall" if (system, "judge_overall") in mean.index else "citation_recall"
-        if (system, quality) not in mean.index:
+        if (system, metric) not in mean.index:
             continue
-        s = mean.loc[(system, quality)]
+        s = mean.loc[(system, metric)]
         rows.append({"system": system, "tokens": float((part.prompt_tokens + part.completion_tokens).mean()),
-                     "quality": float(s["mean"]), "ci_low": s["ci_low"], "ci_high": s["ci_high"], "metric": quality})
-    return pd.DataFrame(rows)
+                     "quality": float(s["mean"]), "ci_low": s["ci_low"], "ci_high": s["ci_high"], "metric": metric})
+    return pd.DataFrame(rows, columns=["system", "tokens", "quality", "ci_low", "ci_high", "metric"])
 
 
 def main() -> None:

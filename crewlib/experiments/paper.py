@@ -36,7 +36,7 @@ def paper_cells(numbers: Mapping[tuple[str, str], float], labels: Mapping[str, s
 def conditions(ours: Mapping, *papers: Mapping) -> pd.DataFrame:
     """The conditions table shown under every results table: one row per source."""
     rows = [{"source": "ours", **{k: v for k, v in ours.items() if k != "source"}}, *[dict(p) for p in papers]]
-    return pd.DataFrame(rows).set_index("source").fillna("—")
+    return pd.DataFrame(rows).astype(object).set_index("source").fillna("—")
 
 
 def our_conditions(params: Mapping, *, model: str, papers: int, judges: Sequence[str], systems_rounds: str,

@@ -1,0 +1,21 @@
+"""Which notebooks ``pytest --nbval-lax notebooks`` executes, and what it says about the others.
+
+A notebook whose quick-mode LLM answers are still being recorded cannot run in replay mode (a
+missing answer is an error, by design), so it is listed in ``RECORDING`` with its state until
+its recording is complete and shipped in ``notebooks/llm_cache/``; the run's header names each
+one, so a notebook is never left out silently. Record one with
+``python -m crewlib.experiments.main_results`` (05) or by running it with ``cache_mode read_write``.
+"""
+
+from __future__ import annotations
+
+RECORDING: dict[str, str] = {
+    "05_main_results.ipynb": "quick-mode answers of the 1.5B being recorded (issue 15): generations first, then "
+                             "the judge; until then it runs only live or with -p systems of LLM-free systems",
+    "09_human_eval.ipynb": "needs notebook 05's CREW and SRW generations and its LLM annotators' answers recorded",
+}
+collect_ignore = list(RECORDING)
+
+
+def pytest_report_header(config):
+    return [f"notebook not executed: {name} — {why}" for name, why in RECORDING.items()]
