@@ -198,3 +198,47 @@ def test_an_llm_system_without_a_client_and_an_unknown_backend_or_system_are_ref
         run_generations(["extractive"], [_example()], PARAMS, backend="spark", progress=False)
     with pytest.raises(ValueError, match="unknown system"):
         run_generations(["gpt5"], [_example()], PARAMS, progress=False)
+
+
+# ----------------------------------------------------------------------------- notebook 09's pieces
+def test_llm_annotators_fill_the_blinded_sheets_and_the_analysis_unblinds_them(make_client, tmp_path):
+    from crewlib.experiments import human_eval as he
+
+    examples = [_example(t) for t in ("a", "b", "c")]
+    frame = pd.DataFrame([GenerationResult(s, e.target_id, f"Section {i} about {e.target_id} [R1].").to_row()
+                          for i, s in enumerate(("crew", "srw")) for e in examples])
+    key = he.write_packets(frame, examples, tmp_path / "packets", annotators=["p1", "llm1", "llm2"])
+    packet = pd.read_csv(tmp_path / "packets" / "packet_llm1.csv", dtype=str, keep_default_na=False)
+    assert packet.context.str.contains("Graph attention").all() and (packet.coverage == "").all()
+    # The annotator prefers text 1 on coverage, text 2 on logic, and ties on relevance (written loosely)
+    answer = json.dumps({"coverage": 1, "logic": "2", "relevance": "Tie"})
+    with ScriptedOpenAIServer(default=Step(content=answer)) as server:
+        server.push(Step(content="not json"), Step(content="still not json"))  # the first pair's first sample
+        filled = he.fill_with_llm(tmp_path / "packets", tmp_path / "llm", make_client(server, max_retries=0),
+                                  annotators=["llm1", "llm2"])
+        assert len(server.requests) == 2 * 3 + 2  # the client's re-ask, then a fresh sample
+    assert filled.failed == 0
+    analysis = he.analyse(filled.sheets, tmp_path / "packets" / "key.csv", label=he.LLM_LABEL)
+    wtl = analysis.win_tie_loss.set_index("dimension")
+    crew_first = (key.system_1 == "crew").mean()
+    assert wtl.loc["coverage", "win"] == pytest.approx(crew_first)  # "1" is crew exactly where crew is text 1
+    assert wtl.loc["logic", "win"] == pytest.approx(1 - crew_first) and wtl.loc["relevance", "tie"] == 1.0
+    assert ((wtl.win + wtl.tie + wtl.loss - 1).abs() < 1e-9).all() and (wtl.annotators == he.LLM_LABEL).all()
+    assert set(analysis.kappa.dimension) == {"coverage", "logic", "relevance"}
+    assert he.filled_sheets(tmp_path / "nowhere") == [] and len(he.filled_sheets(tmp_path / "llm")) == 2
+
+
+def test_an_unusable_llm_annotator_answer_is_a_counted_tie(make_client, tmp_path):
+    from crewlib.experiments import human_eval as he
+
+    examples = [_example(t) for t in ("a", "b")]
+    frame = pd.DataFrame([GenerationResult(s, e.target_id, f"Section {i} on {e.target_id} [R1].").to_row()
+                          for i, s in enumerate(("crew", "srw")) for e in examples])
+    he.write_packets(frame, examples, tmp_path / "packets", annotators=["llm1"])
+    with ScriptedOpenAIServer(default=Step(content="I prefer the first one.")) as server:
+        filled = he.fill_with_llm(tmp_path / "packets", tmp_path / "llm", make_client(server, max_retries=0),
+                                  annotators=["llm1"])
+    assert filled.failed == 2 and all("OutputValidationError" in r for r in filled.reasons)
+    sheet = pd.read_csv(filled.sheets[0], dtype=str, keep_default_na=False)
+    assert (sheet[["coverage", "logic", "relevance"]] == "tie").all().all()
+    assert sheet.comment.str.contains("filled as tie").all()
