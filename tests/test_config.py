@@ -38,6 +38,13 @@ def test_environment_points_the_client_at_another_endpoint():
         "qwen2.5-coder-0.5b"
 
 
+def test_an_empty_api_key_env_variable_means_a_server_without_a_key():
+    """The README's vLLM / Ollama lines export CREW_LLM_API_KEY_ENV= (set, empty)."""
+    env = {"CREW_LLM_BASE_URL": "http://127.0.0.1:8000/v1", "CREW_LLM_MODEL": "m", "CREW_LLM_API_KEY_ENV": ""}
+    assert LLMConfig.from_params(load_params("quick"), env=env).api_key_env == ""
+    assert LLMConfig.from_params(load_params("quick"), env={}).api_key_env == "OPENAI_API_KEY"
+
+
 def test_invalid_settings_are_refused():
     with pytest.raises(ParamsError, match="needs llm.base_url"):
         LLMConfig(provider="openai")

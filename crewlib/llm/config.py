@@ -137,6 +137,8 @@ class LLMConfig:
         ]:
             if env.get(var):
                 block[key] = env[var]
+        if "CREW_LLM_API_KEY_ENV" in env and not env["CREW_LLM_API_KEY_ENV"]:
+            block["api_key_env"] = ""  # set but empty: a server that needs no key (the README's vLLM / Ollama lines)
         if env.get("CREW_EMBEDDED_MODEL"):
             embedded["model"] = env["CREW_EMBEDDED_MODEL"]
         if env.get("CREW_EMBEDDED_RUNTIME"):
