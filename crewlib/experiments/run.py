@@ -90,12 +90,6 @@ class Generations(list):
         columns = [f.name for f in dataclasses.fields(GenerationResult)]
         return pd.DataFrame([g.to_row() for g in self], columns=columns)
 
-    def ok(self) -> Generations:
-        return Generations(g for g in self if g.ok)
-
-    def of(self, system: str) -> Generations:
-        return Generations(g for g in self if g.system == system)
-
 
 def read_generations(path: str | Path) -> dict[tuple[str, str], GenerationResult]:
     """Finished (system, example) pairs of a generations file; unreadable lines warned about and skipped."""
