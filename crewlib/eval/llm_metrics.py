@@ -82,12 +82,17 @@ class Asked:
 
 
 def ask(client: LLMClient, messages: list[dict], schema: type[T], *, caller: Caller, retries: int = 1,
-        check: Callable[[T], str] | None = None, max_tokens: int | None = None) -> Asked:
-    """Ask for a ``schema`` answer; fresh samples on failure; :class:`Asked` with a reason if none is usable."""
+        check: Callable[[T], str] | None = None, max_tokens: int | None = None, temperature: float | None = None,
+        first_sample: int = 0) -> Asked:
+    """Ask for a ``schema`` answer; fresh samples on failure; :class:`Asked` with a reason if none is usable.
+
+    ``first_sample``: the sample index of the first attempt (independent askers use disjoint ranges).
+    """
     reason = ""
     for attempt in range(retries + 1):
         try:
-            result = client.chat_json(messages, schema, caller=caller, sample_index=attempt, max_tokens=max_tokens,
+            result = client.chat_json(messages, schema, caller=caller, sample_index=first_sample + attempt,
+                                      max_tokens=max_tokens, temperature=temperature,
                                       prompt_version=prompts.EVAL_PROMPT_VERSION)
         except LLMError as exc:
             reason = f"{type(exc).__name__}: {exc}"[:300]

@@ -21,7 +21,8 @@ import pydantic
 
 from crewlib import prompts
 from crewlib.eval import human
-from crewlib.llm import Caller, LLMClient, LLMError
+from crewlib.eval.llm_metrics import ask
+from crewlib.llm import Caller, LLMClient
 
 LLM_LABEL = "LLM annotators — not a human evaluation"
 HUMAN_LABEL = "human annotators"
@@ -78,18 +79,12 @@ def fill_with_llm(packets_dir: str | Path, out_dir: str | Path, client: LLMClien
                         {"role": "user", "content": prompts.PAIR_ANNOTATOR.format(
                             context=row["context"], text_1=row["text_1"], text_2=row["text_2"], questions=questions,
                             keys=", ".join(human.DIMENSIONS))}]
-            answer, reason = None, ""
-            for attempt in range(retries + 1):
-                try:
-                    answer = client.chat_json(messages, PairAnswer, caller=Caller("human_eval", f"annotator:{name}"),
-                                              temperature=temperature, sample_index=100 * a + attempt,
-                                              max_tokens=60).parsed
-                    break
-                except LLMError as exc:
-                    reason = f"{name} {row['pair_id']}: {type(exc).__name__}: {exc}"[:300]
+            asked = ask(client, messages, PairAnswer, caller=Caller("human_eval", f"annotator:{name}"),
+                        retries=retries, max_tokens=60, temperature=temperature, first_sample=100 * a)
+            answer = asked.parsed
             if answer is None:
                 filled.failed += 1
-                filled.reasons.append(reason)
+                filled.reasons.append(f"{name} {row['pair_id']}: {asked.reason}")
             for dim in human.DIMENSIONS:
                 packet.loc[i, dim] = getattr(answer, dim) if answer is not None else "tie"
             packet.loc[i, "comment"] = "" if answer is not None else "LLM answer unusable: filled as tie"

@@ -15,6 +15,7 @@ import argparse
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import pandas as pd
@@ -58,7 +59,7 @@ class MainResults:
     discrimination: pd.DataFrame | None  # judge × degradation × dimension (None: not measured)
     systems: tuple[str, ...]
 
-    @property
+    @cached_property
     def frame(self) -> pd.DataFrame:
         return self.generations.frame()
 
@@ -142,12 +143,12 @@ def run_main_results(params: dict, *, systems: Sequence[str] = tuple(SYSTEMS), t
     generations = run_generations(list(systems), examples, params, client, tasks={t.target_id: t for _, t in pairs},
                                   out_dir=out_dir, progress=progress)
     evaluator = Evaluator(params)
-    scores = evaluator.score(generations.frame(), [EvalExample.from_rwg(e) for e in examples], metrics=metrics,
-                             progress=progress)
+    eval_examples = [EvalExample.from_rwg(e) for e in examples]
+    scores = evaluator.score(generations.frame(), eval_examples, metrics=metrics, progress=progress)
     checked = None
     if judge_check:
-        checked, _ = discrimination.judge_discrimination(params, [EvalExample.from_rwg(e) for e in examples],
-                                                         judges=evaluator.judges, progress=progress)
+        checked, _ = discrimination.judge_discrimination(params, eval_examples, judges=evaluator.judges,
+                                                         progress=progress)
     judges = [j.name for j in evaluator.judges]
     rounds = ", ".join(f"{s} {params['baselines'][s]['rounds']}" for s in ("crew", "orchestrator", "srw")
                        if s in systems)
