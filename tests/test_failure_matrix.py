@@ -115,6 +115,16 @@ def test_an_empty_section_is_an_error_row_that_a_rerun_retries(make_client, tmp_
     assert not read_generations(tmp_path / "generations.jsonl")
 
 
+def test_an_empty_section_of_an_agent_team_says_which_actions_were_taken(make_client, tmp_path):
+    """The 1.5B orchestrator assigned retrieve in every round: the error row says so instead of only "no text"."""
+    retrieve_all = json.dumps({"assignments": [{"agent": i, "action": "retrieve"} for i in range(3)]})
+    with ScriptedOpenAIServer(default=Step(content=retrieve_all)) as server:
+        params = load_params("quick", {"baselines": {"orchestrator": {"rounds": 2}}})
+        frame = run_generations(["orchestrator"], [_example()], params, make_client(server), out_dir=tmp_path,
+                                progress=False).frame()
+    assert frame.error.iloc[0] == "EmptySection: the system wrote no text (actions taken over 2 rounds: retrieve 6)"
+
+
 @pytest.mark.parametrize("header, expected", [("3", 3.0), ("1000", 5.0)])
 def test_retry_after_is_waited_for_up_to_the_cap(header, expected, make_client):
     with ScriptedOpenAIServer() as server:

@@ -35,6 +35,7 @@ from crewlib.baselines import SYSTEMS, SystemUnavailableError, make_system, syst
 from crewlib.data.records import RWGExample
 from crewlib.llm import LLMClient, LLMError
 from crewlib.lock import output_lock
+from crewlib.schema import ACTION_NAMES
 from crewlib.tasks import Task
 
 BACKENDS = ("local", "ray")
@@ -126,8 +127,17 @@ def generate_pair(system_name: str, example: RWGExample, task: Task | None, para
         notes=json.loads(json.dumps(generation.notes, default=str)),
         **{k: v for k, v in generation.cost.items()})
     if not result.ok:
-        result.text, result.error = None, "EmptySection: the system wrote no text"
+        result.text, result.error = None, f"EmptySection: the system wrote no text{_what_it_did(result.notes)}"
     return result
+
+
+def _what_it_did(notes: Mapping) -> str:
+    """For an empty section of an environment system: how often its agents took each action (idle: None)."""
+    taken = Counter(a for row in notes.get("actions") or [] for a in row)
+    if not taken:
+        return ""
+    named = ", ".join(f"{'idle' if a is None else ACTION_NAMES[a]} {n}" for a, n in taken.most_common())
+    return f" (actions taken over {len(notes['actions'])} rounds: {named})"
 
 
 def run_generations(names: Sequence[str], examples: Sequence[RWGExample], params: Mapping,
