@@ -255,10 +255,20 @@ def test_bootstrap_resamples_pairs_not_judgements():
     assert ci_one["win_ci_low"] < ci_one["win_ci_high"]
 
 
+def test_the_pair_level_sign_test_counts_each_pair_once_whatever_the_number_of_annotators():
+    # 3 annotators who agree: 18 judgement wins against 0 looks decisive, but it is 6 pairs against 0
+    ann = _tidy({who: ["a"] * 6 + ["tie"] for who in ("x", "y", "z")})
+    ann.loc[(ann.annotator == "z") & (ann.pair_id == "P007"), "preference"] = "b"  # one pair: 0 wins, 1 loss
+    row = win_tie_loss(ann).iloc[0]
+    assert row["sign_test_p"] == pytest.approx(binomtest(18, 19).pvalue)
+    assert row["sign_test_pairs_p"] == pytest.approx(binomtest(6, 7).pvalue)  # 6 pairs won, 1 lost
+    assert row["sign_test_pairs_p"] > 10 * row["sign_test_p"]
+
+
 def test_sign_test_is_nan_without_decided_judgements():
     row = win_tie_loss(_tidy({"alice": ["tie"] * 4})).iloc[0]
     assert row["tie"] == 1.0
-    assert np.isnan(row["sign_test_p"]) and np.isnan(row["win_excl_ties"])
+    assert np.isnan(row["sign_test_p"]) and np.isnan(row["sign_test_pairs_p"]) and np.isnan(row["win_excl_ties"])
 
 
 # --------------------------------------------------------------------------- agreement

@@ -359,14 +359,17 @@ def win_tie_loss(
 
     Returns:
         One row per dimension, then ``overall`` (all dimensions pooled), columns
-        ``dimension, n, n_pairs, win, tie, loss, win_ci_low, win_ci_high, sign_test_p, win_excl_ties``.
+        ``dimension, n, n_pairs, win, tie, loss, win_ci_low, win_ci_high, sign_test_p, sign_test_pairs_p,
+        win_excl_ties``.
         ``n`` counts judgements (annotator x pair [x dimension]); win/tie/loss are shares of
         them in [0, 1]. The CI is a percentile bootstrap of the win share that resamples pairs
         (all judgements of a pair together, since annotators of one pair are not independent);
         NaN with fewer than 2 pairs. ``sign_test_p`` is the two-sided exact binomial test of wins
         vs losses with ties dropped (NaN without any non-tie); it treats judgements as
         independent, so for ``overall`` and for several annotators it is optimistic.
-        ``win_excl_ties`` = wins / (wins + losses).
+        ``sign_test_pairs_p`` is the same test over pairs, the unit that was sampled: a pair
+        counts as a win when its judgements hold more wins than losses, a loss when fewer, and
+        is dropped when they balance. ``win_excl_ties`` = wins / (wins + losses).
     """
     annotations = _check_annotations(annotations)
     rows = []
@@ -376,6 +379,8 @@ def win_tie_loss(
         wins, losses, ties = (int(counts.get(o, 0)) for o in OUTCOMES)
         n = wins + ties + losses
         per_pair = group.assign(win=group["preference"] == "a").groupby("pair_id")["win"].agg(["sum", "size"])
+        net = (group["preference"].map({"a": 1, "b": -1}).fillna(0).groupby(group["pair_id"]).sum())
+        pair_wins, pair_decided = int((net > 0).sum()), int((net != 0).sum())
         ci_low = ci_high = np.nan
         if len(per_pair) >= 2:
             ci = stats.bootstrap(
@@ -400,6 +405,7 @@ def win_tie_loss(
             "win_ci_low": ci_low,
             "win_ci_high": ci_high,
             "sign_test_p": stats.binomtest(wins, decided, 0.5).pvalue if decided else np.nan,
+            "sign_test_pairs_p": stats.binomtest(pair_wins, pair_decided, 0.5).pvalue if pair_decided else np.nan,
             "win_excl_ties": wins / decided if decided else np.nan,
         })
     return pd.DataFrame(rows)

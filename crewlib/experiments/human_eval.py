@@ -120,6 +120,6 @@ def analyse(sheets: Sequence[Path], key_path: str | Path, *, label: str, system_
 def beside_paper(wtl: pd.DataFrame, paper_wins: Mapping[str, float]) -> pd.DataFrame:
     """Our win share per dimension with its CI and the paper's (the human study, CREW vs SRW) beside it."""
     out = wtl[["dimension", "n_pairs", "n", "win", "tie", "loss", "win_ci_low", "win_ci_high", "win_excl_ties",
-               "sign_test_p", "annotators"]].copy()
+               "sign_test_p", "sign_test_pairs_p", "annotators"]].copy()
     out["CREW preferred (paper, 20 papers, humans)"] = out["dimension"].map(lambda d: paper_wins.get(d))
     return out.set_index("dimension")
