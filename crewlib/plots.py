@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.colors import ListedColormap
+from matplotlib.font_manager import FontProperties
 from matplotlib.patches import Patch
 
 from crewlib.env.workspace import Action
 
 ACTION_COLOURS = ["#4C72B0", "#55A868", "#C44E52", "#8172B2"]  # retrieve, disseminate, compose, critique
+
+
+def _title(ax: plt.Axes, title: str) -> None:
+    """A title wrapped to the axes' width, so a long one (model name, annotator label) is never cut off."""
+    width_in = ax.get_position().width * ax.figure.get_figwidth()
+    points = FontProperties(size=plt.rcParams["axes.titlesize"]).get_size_in_points()
+    chars = max(30, int(width_in * 72 / (0.55 * points)))  # an average character is about 0.55 em wide
+    ax.set_title("\n".join(textwrap.fill(line, chars) for line in title.split("\n")))
 
 
 def plot_actions(trace, ax: plt.Axes, title: str = "") -> None:
@@ -21,7 +32,7 @@ def plot_actions(trace, ax: plt.Axes, title: str = "") -> None:
     ax.set_xlabel("round")
     ax.legend(handles=[Patch(color=c, label=a.name.lower()) for a, c in zip(Action, ACTION_COLOURS, strict=True)],
               loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=4, frameon=False)
-    ax.set_title(title)
+    _title(ax, title)
 
 
 def plot_reward_terms(trace, ax: plt.Axes, title: str = "") -> None:
@@ -35,7 +46,7 @@ def plot_reward_terms(trace, ax: plt.Axes, title: str = "") -> None:
     ax.axhline(0, color="#bbb", lw=0.8)
     ax.set_xlabel("round")
     ax.legend(fontsize=7, ncol=2)
-    ax.set_title(title)
+    _title(ax, title)
 
 
 def plot_quality_vs_tokens(points, ax: plt.Axes, title: str = "") -> None:
@@ -54,7 +65,7 @@ def plot_quality_vs_tokens(points, ax: plt.Axes, title: str = "") -> None:
     ax.set_ylabel(" / ".join(m.replace("_", " ") for m in metrics) or "quality")
     ax.set_xscale("symlog", linthresh=1000)
     ax.grid(alpha=0.3)
-    ax.set_title(title)
+    _title(ax, title)
 
 
 def plot_judge_discrimination(table, ax: plt.Axes, title: str = "") -> None:
@@ -76,7 +87,7 @@ def plot_judge_discrimination(table, ax: plt.Axes, title: str = "") -> None:
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("pairs ranked correctly (hatched: ties)")
     ax.legend(fontsize=8, ncol=len(dimensions), loc="upper center", bbox_to_anchor=(0.5, -0.22), frameon=False)
-    ax.set_title(title)
+    _title(ax, title)
 
 
 def plot_win_tie_loss(table, ax: plt.Axes, title: str = "", label: str = "") -> None:
@@ -95,4 +106,4 @@ def plot_win_tie_loss(table, ax: plt.Axes, title: str = "", label: str = "") -> 
     ax.axvline(0.5, color="#555", lw=0.6, ls=":")
     ax.set_xlabel(f"share of judgements{f' ({label})' if label else ''}")
     ax.legend(fontsize=8, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.25), frameon=False)
-    ax.set_title(title)
+    _title(ax, title)
