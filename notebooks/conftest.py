@@ -9,11 +9,7 @@ one, so a notebook is never left out silently. Record one with
 
 from __future__ import annotations
 
-RECORDING: dict[str, str] = {
-    "05_main_results.ipynb": "quick-mode answers of the 1.5B being recorded (issue 15): generations first, then "
-                             "the judge; until then it runs only live or with -p systems of LLM-free systems",
-    "09_human_eval.ipynb": "needs notebook 05's CREW and SRW generations and its LLM annotators' answers recorded",
-}
+RECORDING: dict[str, str] = {}  # notebook file → why it is not executed yet
 collect_ignore = list(RECORDING)
 
 
