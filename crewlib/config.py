@@ -53,6 +53,15 @@ def load_params(mode: str | os.PathLike = "quick", overrides: dict | None = None
     return data
 
 
+def with_overrides(params: dict, overrides: dict) -> dict[str, Any]:
+    """A validated copy of loaded ``params`` with ``overrides`` (nested dict) applied."""
+    data = _deep_update(copy.deepcopy({k: v for k, v in params.items() if k != "_source"}), overrides)
+    source = params.get("_source", "params")
+    _validate(data, f"{source} with overrides")
+    data["_source"] = source
+    return data
+
+
 def _load_raw(path: Path) -> dict[str, Any]:
     if not path.exists():
         known = sorted(p.stem for p in PARAMS_DIR.glob("*.yaml"))

@@ -107,3 +107,36 @@ def plot_win_tie_loss(table, ax: plt.Axes, title: str = "", label: str = "") -> 
     ax.set_xlabel(f"share of judgements{f' ({label})' if label else ''}")
     ax.legend(fontsize=8, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.25), frameon=False)
     _title(ax, title)
+
+
+def plot_means_with_ci(summary, ax: plt.Axes, by: str, metric: str, title: str = "", highlight=None) -> None:
+    """Bars of one metric's mean with its 95% CI, one per ``by`` value (a variant, a team size).
+
+    ``summary``: long table with columns ``by, metric, mean, ci_low, ci_high``
+    (:mod:`crewlib.experiments.ablations`); ``highlight``: the ``by`` value drawn in CREW's colour.
+    """
+    part = summary[summary["metric"] == metric]
+    labels = [str(v) for v in part[by]]
+    low = (part["mean"] - part["ci_low"]).fillna(0).clip(lower=0)
+    high = (part["ci_high"] - part["mean"]).fillna(0).clip(lower=0)
+    colours = ["#C44E52" if v == highlight else "#4C72B0" for v in part[by]]
+    ax.bar(labels, part["mean"], yerr=[low, high], capsize=5, color=colours)
+    ax.set_ylabel(metric)
+    ax.tick_params(axis="x", labelsize=8)
+    ax.grid(axis="y", alpha=0.3)
+    _title(ax, title)
+
+
+def plot_action_shares(shares, ax: plt.Axes, title: str = "") -> None:
+    """Stacked share of each action per row of ``shares`` (rows: variants; columns: the four actions)."""
+    left = np.zeros(len(shares))
+    y = np.arange(len(shares))
+    for i, action in enumerate(shares.columns):
+        ax.barh(y, shares[action], left=left, color=ACTION_COLOURS[i % len(ACTION_COLOURS)], label=action)
+        left = left + shares[action].to_numpy()
+    ax.set_yticks(y, [str(v) for v in shares.index])
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("share of agent-rounds")
+    ax.legend(fontsize=8, ncol=len(shares.columns), loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)
+    _title(ax, title)

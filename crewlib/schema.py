@@ -283,6 +283,25 @@ class Experiments(Block):
     metrics: list[str] = Field(min_length=1)
 
 
+class AblationsBlock(Block):
+    variants: dict[str, dict]  # variant name → overrides of the env block (validated when applied)
+    seeds: list[int] = Field(min_length=1)
+    eval_episodes: int = PositiveInt
+    agents: list[int] = Field(min_length=1)
+    out_dir: str
+
+
+class Backbone(Block):
+    name: str
+    llm: dict  # overrides of the llm block (validated when applied)
+
+
+class TransferBlock(Block):
+    backbones: list[Backbone] = Field(min_length=1)
+    systems: list[str] = Field(min_length=1)
+    out_dir: str
+
+
 class Params(Block):
     llm: LLM
     demo: Demo
@@ -297,6 +316,8 @@ class Params(Block):
     training: Training
     eval: Eval
     experiments: Experiments
+    ablations: AblationsBlock
+    transfer: TransferBlock
     baselines: Baselines
 
 

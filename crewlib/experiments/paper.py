@@ -24,6 +24,15 @@ MAIN = {("crew", "judge_overall"): 3.82, ("orchestrator", "judge_overall"): 3.80
 CREW_MINUS_SRW = {"judge_overall": 0.06, "citation_verification": 0.2354, "tokens_relative": -0.1290}
 # MA-RWG on its own benchmark (metric of the evaluation suite → number); wall time per article in seconds
 MARWG = {"citp": 0.910, "rc": 0.812, "tq": 4.046, "sn_f1": 0.624, "clap": 0.900, "wall_s": 1100.0}
+# Ablations (CREW paper, ablation table; GPT-4o, judges' Overall and citation verification): what the paper
+# reports for each variant, in its words where it gives no single number (DESIGN figures; docs/results.md)
+ABLATIONS = {"w/o Critique": "Overall 2.58 (CREW 3.82)",
+             "w/o social features": "Coverage / Logic / Relevance about 3.30",
+             "w/o draft-quality reward": "citation verification about halved (CREW 98.67%)",
+             "CREW": "Overall 3.82, citation verification 98.67%"}
+# Transfer (CREW paper): the controller trained once, the inference LLM swapped; Overall of long context → CREW
+# on the same backbone (GPT-4o: CREW's main-table number; the paper gives no long-context number beside it here)
+TRANSFER = {"LLaMA 3.1 8B": (3.04, 3.57), "Gemini 2.0 Flash": (3.28, 3.71), "GPT-4o": (None, 3.82)}
 # Human pairwise evaluation, CREW vs SRW (20 papers): share of judgements preferring CREW
 HUMAN_CREW_VS_SRW = {"coverage": 0.53, "logic": 0.60, "relevance": 0.57, "overall": 0.567}
 

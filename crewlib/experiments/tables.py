@@ -34,15 +34,18 @@ def bootstrap_ci(values: Sequence[float], *, confidence: float = 0.95, n_resampl
     return float(low), float(high)
 
 
-def metric_summary(scores: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
-    """``system, metric, n, mean, ci_low, ci_high`` over the examples scored (95% percentile bootstrap)."""
+def metric_summary(scores: pd.DataFrame, *, by: str = "system", seed: int = 0) -> pd.DataFrame:
+    """``<by>, metric, n, mean, ci_low, ci_high`` over the rows scored (95% percentile bootstrap).
+
+    ``scores``: long, with columns ``by``, ``metric`` and ``value`` (NaN values are left out).
+    """
     rows = []
-    for (system, metric), part in scores.groupby(["system", "metric"], sort=False):
-        values = part["value"].to_numpy(dtype=float)
+    for (key, metric), part in scores.groupby([by, "metric"], sort=False):
+        values = part["value"].dropna().to_numpy(dtype=float)
         low, high = bootstrap_ci(values, seed=seed)
-        rows.append({"system": system, "metric": metric, "n": len(values), "mean": float(values.mean()),
-                     "ci_low": low, "ci_high": high})
-    return pd.DataFrame(rows, columns=["system", "metric", "n", "mean", "ci_low", "ci_high"])
+        rows.append({by: key, "metric": metric, "n": len(values),
+                     "mean": float(values.mean()) if len(values) else float("nan"), "ci_low": low, "ci_high": high})
+    return pd.DataFrame(rows, columns=[by, "metric", "n", "mean", "ci_low", "ci_high"])
 
 
 def counts(scores: pd.DataFrame, key: str) -> pd.Series:
@@ -68,7 +71,7 @@ def results_table(scores: pd.DataFrame, generations: pd.DataFrame, metrics: Mapp
         row: dict = {"system": system, "drafts": f"{int((written.system == system).sum())}/"
                                                   f"{int((generations.system == system).sum())}"}
         for metric, label in metrics.items():
-            row[label] = _cell(summary, system, metric, digits)
+            row[label] = ci_cell(summary, system, metric, digits)
         mine = written[written.system == system]
         for column, label in COST_COLUMNS.items():
             row[label] = round(float(mine[column].mean()), 1) if len(mine) and column in mine else float("nan")
@@ -79,7 +82,8 @@ def results_table(scores: pd.DataFrame, generations: pd.DataFrame, metrics: Mapp
     return table
 
 
-def _cell(summary: pd.DataFrame, system: str, metric: str, digits: int) -> str:
+def ci_cell(summary: pd.DataFrame, system: str, metric: str, digits: int) -> str:
+    """``mean [ci_low, ci_high]`` of one (row, metric) of an indexed summary; "unavailable" when absent."""
     if (system, metric) not in summary.index:
         return "unavailable"
     s = summary.loc[(system, metric)]

@@ -1,0 +1,182 @@
+"""Notebook 08's surrogate experiments: the paper's ablations, retrained, and the number of agents.
+
+**Ablations** (the paper's ablation table): each variant of ``ablations.variants`` — overrides of
+the ``env`` block, e.g. ``masked_features: [social]``, ``reward: {draft: 0.0}``,
+``disabled_actions: [critique]`` — and CREW itself are trained with IPPO and the surrogate
+executor once per seed of ``ablations.seeds`` (resumable: one folder per variant and seed), then
+played on the held-out papers. A variant keeps its own observations and actions when it is
+evaluated, but every variant is scored with the *full* reward, so returns compare (a controller
+trained without the draft-quality term is still judged on the draft). Reported: return, final
+draft quality, citation verification of the final draft and the share of each action, per
+variant with a bootstrap 95% CI over episodes.
+
+**Agents** (paper Appendix E): one trained controller (the policy is per agent) plays teams of
+each size in ``ablations.agents`` on the held-out papers: return, draft quality, executor actions
+per paper (the surrogate's stand-in for LLM calls) and seconds per episode.
+
+These are surrogate results, never LLM results: every table carries ``executor = surrogate``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from crewlib.config import resolve_path, with_overrides
+from crewlib.env import CrewEnv, EnvConfig, SurrogateExecutor
+from crewlib.env.policies import run_episode
+from crewlib.experiments import paper
+from crewlib.experiments.tables import ci_cell, metric_summary
+from crewlib.rl import IPPOConfig, PolicyController, build_training_env, train
+from crewlib.schema import ACTION_NAMES
+
+FULL = "CREW"  # the variant without overrides
+METRICS = ("return", "draft quality", "citation verification")
+
+
+def variant_params(params: Mapping, variant: str) -> dict:
+    """The params of one variant: the base params with its ``env`` overrides (validated)."""
+    if variant == FULL:
+        return with_overrides(params, {})
+    variants = params["ablations"]["variants"]
+    if variant not in variants:
+        raise KeyError(f"unknown ablation variant {variant!r}; known: {[FULL, *variants]}")
+    return with_overrides(params, {"env": variants[variant]})
+
+
+def evaluation_config(params: Mapping, variant: str) -> EnvConfig:
+    """The variant's observations and actions, scored with the base params' full reward."""
+    own = EnvConfig.from_params(variant_params(params, variant))
+    return dataclasses.replace(own, weights=EnvConfig.from_params(params).weights)
+
+
+def play(env: CrewEnv, make_policy: Callable[[int], object], indices: Sequence[int], seeds: Sequence[int],
+         **labels) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Episodes of ``make_policy(seed)`` on each example index × seed: one row per episode, one per action."""
+    rows, actions = [], []
+    for index in indices:
+        for seed in seeds:
+            t0 = time.perf_counter()
+            ret = run_episode(env, make_policy(seed), seed=seed, example_index=index)
+            trace = env.trace
+            rows.append({**labels, "paper": index, "seed": seed, "return": ret,
+                         "draft quality": trace.totals["final_quality"]["draft"],
+                         "citation verification": trace.citation_check.get("verification", np.nan),
+                         "executor actions": sum(a is not None for r in trace.rounds for a in r["actions"].values()),
+                         "seconds": time.perf_counter() - t0})
+            actions += [{**labels, "round": r["t"], "action": ACTION_NAMES[a]}
+                        for r in trace.rounds for a in r["actions"].values() if a is not None]
+    return pd.DataFrame(rows), pd.DataFrame(actions)
+
+
+def sampled(net, cfg: IPPOConfig, n_agents: int) -> Callable[[int], PolicyController]:
+    """seed → the trained network as a sampling policy seeded with it (one per evaluation episode)."""
+    return lambda seed: PolicyController(net, cfg, n_agents, greedy=False, seed=seed)
+
+
+@dataclass
+class Ablations:
+    episodes: pd.DataFrame  # variant, train_seed, paper, seed, return, draft quality, ...
+    actions: pd.DataFrame  # variant, train_seed, round, action
+    training: pd.DataFrame  # variant, train_seed, update, mean_return, ... (the training curves)
+
+    def summary(self) -> pd.DataFrame:
+        """Per variant and metric: mean with a bootstrap 95% CI over episodes, and n."""
+        return _summarise(self.episodes, "variant", METRICS)
+
+    def action_shares(self) -> pd.DataFrame:
+        """Per variant: the share of each action over every agent-round of its evaluation episodes."""
+        shares = pd.crosstab(self.actions["variant"], self.actions["action"], normalize="index")
+        return shares.reindex(columns=list(ACTION_NAMES), fill_value=0.0).reindex(self.variants)
+
+    @property
+    def variants(self) -> list[str]:
+        return list(dict.fromkeys(self.episodes["variant"]))
+
+    def table(self) -> pd.DataFrame:
+        """One row per variant: each metric as ``mean [95% CI]``, the action shares, the paper's finding beside."""
+        summary = self.summary().set_index(["variant", "metric"])
+        shares = self.action_shares()
+        rows = []
+        for variant in self.variants:
+            row = {"variant": variant, **{m: ci_cell(summary, variant, m, 3) for m in METRICS}}
+            row.update({f"{a} share": round(float(shares.loc[variant, a]), 3) for a in shares.columns})
+            row["training seeds"] = len(set(self.episodes[self.episodes.variant == variant].train_seed))
+            row["paper (GPT-4o, judges)"] = paper.ABLATIONS.get(variant, "—")
+            rows.append(row)
+        return pd.DataFrame(rows).set_index("variant")
+
+    def headline(self) -> dict:
+        return {"summary": self.summary(), "action_shares": self.action_shares().reset_index(),
+                "train_seeds": sorted(set(self.episodes["train_seed"])), "executor": "surrogate"}
+
+
+def run_ablations(params: Mapping, *, variants: Sequence[str] | None = None, out_dir: str | Path | None = None,
+                  progress: bool = False) -> Ablations:
+    """Train every variant once per seed with the surrogate (resumable) and play it on the held-out papers."""
+    settings = params["ablations"]
+    variants = list(variants or [FULL, *settings["variants"]])
+    root = resolve_path(out_dir or settings["out_dir"])
+    episodes, actions, curves = [], [], []
+    for variant in variants:
+        vparams = variant_params(_surrogate(params), variant)
+        env, train_idx, eval_idx = build_training_env(vparams)
+        eval_env = CrewEnv(env.examples, SurrogateExecutor(), evaluation_config(_surrogate(params), variant),
+                           tasks=[env.task(i) for i in range(len(env.examples))])
+        for seed in settings["seeds"]:
+            cfg = dataclasses.replace(IPPOConfig.from_params(vparams), seed=seed)
+            folder = root / _slug(variant) / f"seed{seed}"
+            net, _ = train(env, train_idx, cfg, folder, progress=progress)
+            rows, acts = play(eval_env, sampled(net, cfg, eval_env.config.n_agents), eval_idx,
+                              range(settings["eval_episodes"]), variant=variant, train_seed=seed)
+            episodes.append(rows)
+            actions.append(acts)
+            curves.append(pd.read_csv(folder / "metrics.csv").assign(variant=variant, train_seed=seed))
+    return Ablations(pd.concat(episodes, ignore_index=True), pd.concat(actions, ignore_index=True),
+                     pd.concat(curves, ignore_index=True))
+
+
+def run_agent_counts(params: Mapping, *, controller=None, counts: Sequence[int] | None = None) -> pd.DataFrame:
+    """One trained controller (default: the shipped one) with teams of each size on the held-out papers.
+
+    Returns one row per episode: agents, paper, seed, return, draft quality, citation verification,
+    executor actions and seconds.
+    """
+    from crewlib.rl.controller import controller_path
+
+    settings = params["ablations"]
+    base = _surrogate(params)
+    trained = controller or PolicyController.load(controller_path(params))
+    frames = []
+    for m in counts or settings["agents"]:
+        env, _, eval_idx = build_training_env(with_overrides(base, {"env": {"n_agents": int(m)}}))
+        rows, _ = play(env, sampled(trained.net, trained.cfg, trained.n_agents), eval_idx,
+                       range(settings["eval_episodes"]), agents=m)
+        frames.append(rows)
+    return pd.concat(frames, ignore_index=True)
+
+
+def agent_count_summary(episodes: pd.DataFrame) -> pd.DataFrame:
+    """Per team size: mean and CI of return, draft quality, citation verification; mean actions and seconds."""
+    table = _summarise(episodes, "agents", METRICS)
+    cost = episodes.groupby("agents")[["executor actions", "seconds"]].mean()
+    return table.join(cost, on="agents")
+
+
+def _summarise(frame: pd.DataFrame, by: str, metrics: Sequence[str]) -> pd.DataFrame:
+    long = frame.melt(id_vars=[by], value_vars=list(metrics), var_name="metric", value_name="value")
+    return metric_summary(long, by=by)
+
+
+def _surrogate(params: Mapping) -> dict:
+    return with_overrides(params, {"training": {"executor": "surrogate"}})
+
+
+def _slug(name: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in name.lower()).strip("_")

@@ -1,0 +1,64 @@
+"""Notebook 08's surrogate experiments: ablation variants retrained and evaluated, team sizes."""
+
+from __future__ import annotations
+
+import pytest
+
+from crewlib.config import ParamsError, load_params
+from crewlib.env import EnvConfig
+from crewlib.experiments.ablations import (
+    FULL,
+    agent_count_summary,
+    evaluation_config,
+    run_ablations,
+    run_agent_counts,
+    variant_params,
+)
+
+TINY = {"ippo": {"train_epochs": 1}, "ablations": {"seeds": [0], "eval_episodes": 1}, "env": {"horizon": 4}}
+
+
+def test_a_variant_is_the_base_params_with_its_env_overrides_and_is_scored_with_the_full_reward():
+    params = load_params("quick")
+    no_draft = variant_params(params, "w/o draft-quality reward")
+    assert no_draft["env"]["reward"]["draft"] == 0.0 and params["env"]["reward"]["draft"] == 1.0  # base untouched
+    assert variant_params(params, "w/o Critique")["env"]["disabled_actions"] == ["critique"]
+    assert variant_params(params, FULL)["env"] == params["env"]
+    config = evaluation_config(params, "w/o draft-quality reward")
+    assert config.weights == EnvConfig.from_params(params).weights  # judged on the draft like every variant
+    assert evaluation_config(params, "w/o social features").masked_features == ("social",)
+
+
+def test_an_unknown_variant_or_an_invalid_override_is_a_clear_error():
+    params = load_params("quick")
+    with pytest.raises(KeyError, match="unknown ablation variant 'w/o Retrieve'"):
+        variant_params(params, "w/o Retrieve")
+    bad = load_params("quick", {"ablations": {"variants": {"typo": {"disabled_action": ["critique"]}}}})
+    with pytest.raises(ParamsError, match="env.disabled_action: unknown setting"):
+        variant_params(bad, "typo")
+
+
+def test_each_variant_is_trained_per_seed_resumably_and_keeps_its_own_action_space(tmp_path):
+    params = load_params("quick", TINY)
+    run = run_ablations(params, variants=[FULL, "w/o Critique"], out_dir=tmp_path)
+    assert run.variants == [FULL, "w/o Critique"]
+    shares = run.action_shares()
+    assert shares.loc["w/o Critique", "critique"] == 0 and shares.loc[FULL].sum() == pytest.approx(1.0)
+    checkpoint = tmp_path / "w_o_critique" / "seed0" / "checkpoint.pt"
+    stamp = checkpoint.stat().st_mtime_ns
+    again = run_ablations(params, variants=[FULL, "w/o Critique"], out_dir=tmp_path)  # resumed: nothing to train
+    assert checkpoint.stat().st_mtime_ns == stamp
+    assert again.episodes.equals(run.episodes.assign(seconds=again.episodes.seconds))
+    table = run.table()
+    assert table.loc["w/o Critique", "paper (GPT-4o, judges)"].startswith("Overall 2.58")
+    assert table.loc[FULL, "training seeds"] == 1
+
+
+def test_one_controller_plays_any_team_size_and_more_agents_take_more_actions():
+    params = load_params("quick", TINY)
+    episodes = run_agent_counts(params, counts=[2, 4])
+    per_team = episodes.groupby("agents")["executor actions"].mean()
+    assert per_team[2] == 2 * 4 and per_team[4] == 4 * 4  # every agent acts every round (horizon 4)
+    summary = agent_count_summary(episodes)
+    assert set(summary.metric) == {"return", "draft quality", "citation verification"}
+    assert (summary["executor actions"] > 0).all()

@@ -1,0 +1,49 @@
+"""Notebook 06's experiment: the same systems with each backbone of transfer.backbones, one judge set for all."""
+
+from __future__ import annotations
+
+import pytest
+from fakes import ScriptedOpenAIServer, Step
+
+from crewlib.config import load_params
+from crewlib.experiments.transfer import run_transfer
+
+SECTION = "Prior work on summarisation metrics [R1] and pretraining [R2] shapes this paper."
+
+
+def _params(tmp_path, servers: dict[str, ScriptedOpenAIServer]) -> dict:
+    backbones = [{"name": name, "llm": {"provider": "openai", "base_url": s.base_url, "model": f"model-{name}",
+                                        "api_key_env": ""}} for name, s in servers.items()]
+    return load_params("quick", {"llm": {"cache_dir": str(tmp_path / "cache"), "max_retries": 0},
+                                 "baselines": {"long_context": {"context_tokens": 4096}},
+                                 "transfer": {"backbones": backbones, "systems": ["long_context"]}})
+
+
+def test_each_backbone_writes_through_its_own_endpoint_into_its_own_folder(tmp_path):
+    with ScriptedOpenAIServer(default=Step(content=SECTION)) as a, ScriptedOpenAIServer(
+            default=Step(content=SECTION)) as b:
+        params = _params(tmp_path, {"small": a, "large": b})
+        run = run_transfer(params, targets=2, metrics=["citation"], out_dir=tmp_path / "out")
+        assert len(a.requests) == 2 and len(b.requests) == 2  # one long-context prompt per paper, per backbone
+    assert run.models == {"small": "model-small", "large": "model-large"}
+    assert set(run.generations.backbone) == {"small", "large"} and run.generations.text.notna().all()
+    assert (tmp_path / "out" / "small" / "generations.jsonl").exists()
+    table = run.table()
+    assert table.loc[("small", "long_context"), "drafts"] == "2/2"
+    assert table.loc[("large", "long_context"), "Overall"] == "unavailable"  # the judge group was not run
+    paper_rows = run.crew_minus().loc["LLaMA 3.1 8B (paper)"]
+    assert paper_rows["crew − long_context"] == pytest.approx(0.53)
+
+
+def test_two_backbones_that_resolve_to_one_model_are_refused(tmp_path, monkeypatch):
+    with ScriptedOpenAIServer(default=Step(content=SECTION)) as a, ScriptedOpenAIServer(
+            default=Step(content=SECTION)) as b:
+        params = _params(tmp_path, {"small": a, "large": b})
+        monkeypatch.setenv("CREW_LLM_MODEL", "one-model")  # overrides every backbone's block
+        with pytest.raises(ValueError, match="both resolve to model 'one-model'.*CREW_LLM_MODEL"):
+            run_transfer(params, targets=1, metrics=["citation"], out_dir=tmp_path / "out")
+
+
+def test_an_unknown_backbone_is_named():
+    with pytest.raises(KeyError, match="unknown backbones \\['gpt-9'\\]"):
+        run_transfer(load_params("quick"), backbones=["gpt-9"], out_dir="unused")
