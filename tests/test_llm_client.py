@@ -127,6 +127,15 @@ def test_ledger_totals_and_cache_hits_cost_nothing(make_client, scripted_server,
     assert frame["cache_hit"].tolist() == [False, True, False]
 
 
+def test_a_repeated_sample_is_sent_with_its_own_seed_and_cached_apart(make_client, scripted_server):
+    """Sample k of one prompt asks a seeded endpoint (vLLM, OpenAI) for a fresh answer: seed + k."""
+    client = make_client(scripted_server, seed=7)
+    client.chat(HELLO)
+    client.chat(HELLO, sample_index=2)
+    client.chat(HELLO, sample_index=2)  # a cache hit
+    assert [r["seed"] for r in scripted_server.requests] == [7, 9]
+
+
 def test_replay_mode_answers_without_the_endpoint(make_client, scripted_server, tmp_path):
     make_client(scripted_server).chat(HELLO)
     cfg = LLMConfig(provider="openai", base_url="http://127.0.0.1:9/v1", model="scripted-model", api_key_env="",

@@ -126,6 +126,16 @@ class _Secret:
         raise TypeError("an API key is not serialisable")
 
 
+def sent_seed(request: dict[str, Any]) -> int | None:
+    """The seed sent for a canonical request: the configured seed plus its sample index.
+
+    Sample k of one prompt must be a fresh sample on an endpoint that honours seeds (vLLM, OpenAI),
+    not the same answer again; the cache key keeps the configured seed and the index apart.
+    """
+    seed = request.get("seed")
+    return None if seed is None else seed + int(request.get("sample_index") or 0)
+
+
 @dataclass(frozen=True)
 class ChatRequest:
     """One chat call: messages plus the knobs that change its answer.
@@ -308,8 +318,8 @@ class LLMClient:
         }
         if request["frequency_penalty"]:
             kwargs["frequency_penalty"] = request["frequency_penalty"]
-        if request["seed"] is not None:
-            kwargs["seed"] = request["seed"]
+        if request["seed"] is not None:  # a deliberate repeated sample asks a seeded endpoint for a fresh one
+            kwargs["seed"] = sent_seed(request)
         if request["response_format"]:
             kwargs["response_format"] = request["response_format"]
         last: BaseException | None = None
