@@ -20,10 +20,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import tempfile
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -32,64 +30,18 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from crewlib.config import load_params  # noqa: E402
 from crewlib.experiments import run_generations  # noqa: E402
-from crewlib.llm import FaultInjector, LLMClient, LLMConfig, connect  # noqa: E402
-from crewlib.llm.http_endpoint import ChatEndpoint, Reply, completion, error_body  # noqa: E402
+from crewlib.experiments.faults import Replay, answers_from_files, run_with_faults  # noqa: E402
+from crewlib.llm import LLMClient, connect  # noqa: E402
+from crewlib.llm.http_endpoint import ChatEndpoint  # noqa: E402
 from crewlib.tasks import build_tasks  # noqa: E402
 
 SENTINEL_KEY = "fake-benchmark-credential-0000"  # not a key: a value to look for in written files
 
 
-def visible(body: dict) -> str:
-    """What an endpoint sees of a request that decides its recorded answer."""
-    return json.dumps([body.get("messages"), body.get("max_tokens"), body.get("response_format")], sort_keys=True)
-
-
 def recorded_answers(client: LLMClient) -> dict[str, dict]:
     """Visible request → recorded answer, for every call in the client's ledger."""
-    answers = {}
-    for record in client.ledger.records:
-        path = client.cache.path(record.request_key)
-        if path.exists():
-            entry = json.loads(path.read_text(encoding="utf-8"))
-            answers[visible(entry["request"])] = entry["response"]
-    return answers
-
-
-def replay(answers: dict[str, dict]):
-    def respond(body: dict) -> Reply:
-        answer = answers.get(visible(body))
-        if answer is None:
-            return Reply(404, error_body("this request was not recorded"))
-        return Reply(200, completion(answer["content"], model=answer["model"], prompt_tokens=answer["prompt_tokens"],
-                                     completion_tokens=answer["completion_tokens"]))
-    return respond
-
-
-def run_at(rate: float, seed: int, endpoint: ChatEndpoint, config: LLMConfig, names, examples, params, tasks,
-           out_dir: Path) -> dict:
-    waits: list[float] = []
-
-    def sleep(seconds: float) -> None:
-        waits.append(seconds)
-        time.sleep(seconds)
-
-    cfg = dataclasses.replace(config, provider="openai", base_url=endpoint.base_url, api_key_env="", cache_mode="off")
-    client = LLMClient(cfg, api_key=SENTINEL_KEY, faults=FaultInjector(rate, seed) if rate else None, sleep=sleep)
-    t0 = time.perf_counter()
-    frame = run_generations(names, examples, params, client, tasks=tasks, out_dir=out_dir, progress=False).frame()
-    wall = time.perf_counter() - t0
-    client.ledger.to_csv(out_dir / "ledger.csv")
-    records = client.ledger.records
-    reasons = [r for r in frame.get("fallback_reasons", pd.Series(dtype=object)) if isinstance(r, dict)]
-    # CREW's actions whose call failed after every retry (not its no-ops, nor the model's invalid JSON)
-    fallbacks = sum(n for r in reasons for why, n in r.items() if why.startswith("RetryExhaustedError"))
-    unrecorded = sum("not recorded" in (r.error or "") for r in records)
-    return {"rate": rate, "completed": int(frame.text.notna().sum()), "generations": len(frame),
-            "calls": sum(r.error is None for r in records), "retries": sum(r.retries for r in records),
-            "failed_calls": sum(r.error is not None for r in records) - unrecorded, "fallbacks": fallbacks,
-            "unrecorded": unrecorded,
-            "injected": sum(client.faults.injected.values()) if client.faults else 0,
-            "waits_s": round(sum(waits), 1), "wall_s": round(wall, 1)}
+    return answers_from_files(p for p in (client.cache.path(r.request_key) for r in client.ledger.records)
+                              if p.exists())
 
 
 def main() -> None:
@@ -114,12 +66,17 @@ def main() -> None:
     answers = recorded_answers(live)
     config = dataclasses.replace(live.config, model=live.model)
     rows = []
-    with ChatEndpoint(replay(answers)) as endpoint, tempfile.TemporaryDirectory() as tmp:
+    replayer = Replay(answers)
+
+    def run_at(rate: float, folder: Path) -> dict:
+        return run_with_faults(rate, args.seed, endpoint, replayer, config, names, examples, params, tasks, folder,
+                               api_key=SENTINEL_KEY)[0]
+
+    with ChatEndpoint(replayer) as endpoint, tempfile.TemporaryDirectory() as tmp:
         for rate in (float(r) for r in args.rates.split(",")):
-            rows.append(run_at(rate, args.seed, endpoint, config, names, examples, params, tasks,
-                               Path(tmp) / f"rate-{rate}"))
+            rows.append(run_at(rate, Path(tmp) / f"rate-{rate}"))
             print(f"rate {rate:.0%}: {rows[-1]}", flush=True)
-        resumed = run_at(0.2, args.seed, endpoint, config, names, examples, params, tasks, Path(tmp) / "rate-0.2")
+        resumed = run_at(0.2, Path(tmp) / "rate-0.2")
         leaked = [str(p) for p in Path(tmp).rglob("*") if p.is_file() and SENTINEL_KEY in p.read_text(errors="replace")]
     table = pd.DataFrame(rows).set_index("rate")
     table["completed"] = table.completed.astype(str) + "/" + table.generations.astype(str)
