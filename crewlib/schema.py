@@ -154,6 +154,7 @@ class IPPO(Block):
     episodes_per_update: int = PositiveInt
     seed: int
     device: str
+    torch_threads: int = PositiveInt
 
 
 class Training(Block):
@@ -283,12 +284,19 @@ class Experiments(Block):
     metrics: list[str] = Field(min_length=1)
 
 
+class FailureRun(Block):
+    rate: float = Field(ge=0, lt=1)  # share of calls failed by the injector (the paper: 5%)
+    seed: int
+    systems: list[str] = Field(min_length=1)
+
+
 class AblationsBlock(Block):
     variants: dict[str, dict]  # variant name → overrides of the env block (validated when applied)
     seeds: list[int] = Field(min_length=1)
     eval_episodes: int = PositiveInt
     agents: list[int] = Field(min_length=1)
     out_dir: str
+    failures: FailureRun
 
 
 class Backbone(Block):

@@ -95,7 +95,7 @@ class PolicyController:
             raise ControllerError(f"{self.name} was trained with agent ids for {self.n_agents} agents; "
                                   f"this episode has {len(agents)}")
         obs, masks = round_tensors(observations, infos, agents, self.cfg, self.n_agents)
-        with torch.no_grad():
+        with torch.no_grad(), self.cfg.cpu_threads():
             dist = self.net.distribution(obs, masks)
             actions = dist.probs.argmax(-1) if self.greedy else torch.multinomial(dist.probs, 1,
                                                                                   generator=self.generator)[:, 0]

@@ -105,32 +105,33 @@ def train(env: CrewEnv, train_indices: list[int], cfg: IPPOConfig, out_dir: str 
     out.mkdir(parents=True, exist_ok=True)
     todo = chunks[done_updates:] if max_updates is None else chunks[done_updates:max_updates]
     bar = tqdm(total=len(chunks), initial=done_updates, disable=not progress, desc="IPPO updates")
-    for k, chunk in enumerate(todo, start=done_updates + 1):
-        t0 = time.perf_counter()
-        jobs = [(index, cfg.seed * 100_003 + k * 101 + j) for j, index in enumerate(chunk)]
-        if rollouts is None:
-            episodes = [collect_episode(env, net, cfg, index, seed, generator, device) for index, seed in jobs]
-        else:
-            episodes = rollouts.collect(net, cfg, jobs)
-        trajectories = [e[0] for e in episodes]
-        returns, qualities = [e[1] for e in episodes], [e[2] for e in episodes]
-        batch = to_batch(trajectories, cfg, device)
-        stats = ippo_update(net, optimizer, batch, cfg, generator)
-        counts = np.bincount(batch.actions.cpu().numpy(), minlength=4) / len(batch)
-        row = {"update": k, "epoch": (k - 1) * cfg.episodes_per_update // max(1, len(train_indices)) + 1,
-               "episodes": sum(len(c) for c in chunks[:k]), "env_steps": len(batch), "mean_return": np.mean(returns),
-               "mean_draft_quality": np.mean(qualities), **stats, "p_retrieve": counts[0],
-               "p_disseminate": counts[1], "p_compose": counts[2], "p_critique": counts[3],
-               "wall_s": time.perf_counter() - t0}
-        new_file = not metrics_path.exists()
-        with metrics_path.open("a", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=METRICS)
-            if new_file:
-                writer.writeheader()
-            writer.writerow({m: row[m] for m in METRICS})
-        save_checkpoint(ckpt_path, net, cfg, n, optimizer=optimizer,
-                        state={"updates": k, "generator_state": generator.get_state()})
-        bar.update(1)
+    with cfg.cpu_threads():  # one thread: the network is tiny
+        for k, chunk in enumerate(todo, start=done_updates + 1):
+            t0 = time.perf_counter()
+            jobs = [(index, cfg.seed * 100_003 + k * 101 + j) for j, index in enumerate(chunk)]
+            if rollouts is None:
+                episodes = [collect_episode(env, net, cfg, index, seed, generator, device) for index, seed in jobs]
+            else:
+                episodes = rollouts.collect(net, cfg, jobs)
+            trajectories = [e[0] for e in episodes]
+            returns, qualities = [e[1] for e in episodes], [e[2] for e in episodes]
+            batch = to_batch(trajectories, cfg, device)
+            stats = ippo_update(net, optimizer, batch, cfg, generator)
+            counts = np.bincount(batch.actions.cpu().numpy(), minlength=4) / len(batch)
+            row = {"update": k, "epoch": (k - 1) * cfg.episodes_per_update // max(1, len(train_indices)) + 1,
+                   "episodes": sum(len(c) for c in chunks[:k]), "env_steps": len(batch),
+                   "mean_return": np.mean(returns), "mean_draft_quality": np.mean(qualities), **stats,
+                   "p_retrieve": counts[0], "p_disseminate": counts[1], "p_compose": counts[2], "p_critique": counts[3],
+                   "wall_s": time.perf_counter() - t0}
+            new_file = not metrics_path.exists()
+            with metrics_path.open("a", newline="") as fh:
+                writer = csv.DictWriter(fh, fieldnames=METRICS)
+                if new_file:
+                    writer.writeheader()
+                writer.writerow({m: row[m] for m in METRICS})
+            save_checkpoint(ckpt_path, net, cfg, n, optimizer=optimizer,
+                            state={"updates": k, "generator_state": generator.get_state()})
+            bar.update(1)
     bar.close()
     return net, ckpt_path
 
