@@ -116,7 +116,7 @@ def plot_means_with_ci(summary, ax: plt.Axes, by: str, metric: str, title: str =
     (:mod:`crewlib.experiments.ablations`); ``highlight``: the ``by`` value drawn in CREW's colour.
     """
     part = summary[summary["metric"] == metric]
-    labels = [str(v) for v in part[by]]
+    labels = [textwrap.fill(str(v), 14) for v in part[by]]  # long variant names on two or three lines
     low = (part["mean"] - part["ci_low"]).fillna(0).clip(lower=0)
     high = (part["ci_high"] - part["mean"]).fillna(0).clip(lower=0)
     colours = ["#C44E52" if v == highlight else "#4C72B0" for v in part[by]]

@@ -59,6 +59,23 @@ def test_human_evaluation_is_labelled_by_who_annotated_and_its_shares_add_up():
     assert r["paper"]["overall"] == 0.567
 
 
+def test_ablations_retrain_every_variant_and_the_failure_run_replays_every_call():
+    r = _load("08_ablations")
+    summary = pd.DataFrame(r["summary"]).set_index(["variant", "metric"])
+    variants = set(summary.index.get_level_values(0))
+    assert variants == {"CREW", "w/o social features", "w/o draft-quality reward", "w/o Critique"}
+    assert r["executor"] == "surrogate" and len(r["train_seeds"]) >= 3
+    assert (summary["n"] > 0).all() and (summary["ci_low"] <= summary["mean"] + 1e-9).all()
+    shares = pd.DataFrame(r["action_shares"]).set_index("variant")
+    assert shares.loc["w/o Critique", "critique"] == 0 and (shares.sum(axis=1).round(9) == 1).all()
+    agents = pd.DataFrame(r["agents"])
+    assert sorted(set(agents.agents)) == [2, 3, 4, 6]
+    api = pd.DataFrame(r["api_failures"]).set_index(["system", "rate"])
+    assert set(api.index.get_level_values(0)) == {"crew", "orchestrator"}
+    assert (api.unrecorded == 0).all() and (api.xs(0.0, level="rate").injected == 0).all()
+    assert r["paper"]["api_failures_s"] == {"crew": 812.0, "orchestrator": 1012.0}
+
+
 def test_notebook_05_runs_on_the_llm_free_systems_alone_and_marks_the_groups_it_did_not_run(tmp_path, monkeypatch):
     """A subset of systems and metric groups (what a user does first with a new endpoint) runs the whole path."""
     import papermill

@@ -30,6 +30,8 @@ ABLATIONS = {"w/o Critique": "Overall 2.58 (CREW 3.82)",
              "w/o social features": "Coverage / Logic / Relevance about 3.30",
              "w/o draft-quality reward": "citation verification about halved (CREW 98.67%)",
              "CREW": "Overall 3.82, citation verification 98.67%"}
+# 5% injected API failures (CREW paper): the wall seconds it reports for each system under failures
+API_FAILURES = {"crew": 812.0, "orchestrator": 1012.0}
 # Transfer (CREW paper): the controller trained once, the inference LLM swapped; Overall of long context → CREW
 # on the same backbone (GPT-4o: CREW's main-table number; the paper gives no long-context number beside it here)
 TRANSFER = {"LLaMA 3.1 8B": (3.04, 3.57), "Gemini 2.0 Flash": (3.28, 3.71), "GPT-4o": (None, 3.82)}
