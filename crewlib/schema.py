@@ -304,8 +304,16 @@ class Backbone(Block):
     llm: dict  # overrides of the llm block (validated when applied)
 
 
+class LLMTraining(Block):
+    backbone: str  # a transfer.backbones name: the executor's LLM while training
+    updates: int = PositiveInt
+    rounds: int = PositiveInt
+    checkpoint: str
+
+
 class TransferBlock(Block):
     backbones: list[Backbone] = Field(min_length=1)
+    llm_training: LLMTraining
     systems: list[str] = Field(min_length=1)
     out_dir: str
 

@@ -59,6 +59,20 @@ def test_human_evaluation_is_labelled_by_who_annotated_and_its_shares_add_up():
     assert r["paper"]["overall"] == 0.567
 
 
+def test_transfer_runs_every_backbone_with_one_judge_and_compares_the_two_controllers():
+    r = _load("06_transfer")
+    assert len(r["backbones"]) >= 2 and len(set(r["models"].values())) == len(r["backbones"])
+    drafts = pd.DataFrame(r["drafts"]).set_index(["backbone", "system"]).ok
+    assert (drafts.xs("crew", level="system") == len(r["examples"])).all()
+    summary = pd.DataFrame(r["summary"])
+    assert set(summary.system) == {"crew", "long_context"} and len(r["judges"]) >= 1
+    assert summary.query("metric == 'judge_overall'")["mean"].between(1, 5).all()
+    vs = pd.DataFrame(r["crew_minus_long_context"]).set_index("backbone")
+    assert vs.loc["LLaMA 3.1 8B (paper)", "crew"] == 3.57
+    controllers = pd.DataFrame(r["controllers"])
+    assert {b.split(", ")[1] for b in controllers.backbone} == {"surrogate-trained", "LLM-trained"}
+
+
 def test_ablations_retrain_every_variant_and_the_failure_run_replays_every_call():
     r = _load("08_ablations")
     summary = pd.DataFrame(r["summary"]).set_index(["variant", "metric"])

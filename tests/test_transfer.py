@@ -47,3 +47,24 @@ def test_two_backbones_that_resolve_to_one_model_are_refused(tmp_path, monkeypat
 def test_an_unknown_backbone_is_named():
     with pytest.raises(KeyError, match="unknown backbones \\['gpt-9'\\]"):
         run_transfer(load_params("quick"), backbones=["gpt-9"], out_dir="unused")
+
+
+def test_the_shipped_controller_is_trained_further_with_the_llm_executor_and_shipped(tmp_path):
+    import torch
+
+    from crewlib.rl.controller import controller_path, read_checkpoint
+
+    with ScriptedOpenAIServer(default=Step(content='{"notes": ["A finding."], "confidence": 0.9}')) as server:
+        params = _params(tmp_path, {"scripted": server})
+        params = load_params("quick", {**{k: v for k, v in params.items() if k in ("llm", "baselines")},
+                                       "transfer": {**params["transfer"], "llm_training": {
+                                           "backbone": "scripted", "updates": 1, "rounds": 2,
+                                           "checkpoint": str(tmp_path / "shipped" / "llm.pt")}},
+                                       "ippo": {"episodes_per_update": 2}})
+        from crewlib.experiments.transfer import train_with_llm
+
+        shipped = train_with_llm(params, out_dir=tmp_path / "train")
+        assert server.requests  # the executor asked the backbone
+    trained, start = read_checkpoint(shipped), read_checkpoint(controller_path(params))
+    assert trained["updates"] == 1
+    assert any(not torch.equal(trained["model"][k], start["model"][k]) for k in start["model"])  # it moved from there

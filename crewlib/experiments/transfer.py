@@ -95,31 +95,124 @@ def run_transfer(params: dict, *, backbones: Sequence[str] | None = None, system
     unknown = [n for n in names if n not in configured]
     if unknown:
         raise KeyError(f"unknown backbones {unknown}; transfer.backbones has {list(configured)}")
-    taskset = build_tasks(params)
-    pairs = taskset.evaluation[:targets] if targets else taskset.evaluation
+    pairs = _evaluation_pairs(params, targets)
+    runs = {name: with_overrides(params, {"llm": configured[name]}) for name in names}
+    models = {name: connect(rparams).model for name, rparams in runs.items()}  # no call is made
+    same = [(a, b) for i, a in enumerate(names) for b in names[i + 1:] if models[a] == models[b]]
+    if same:  # an environment override (CREW_LLM_MODEL, CREW_EMBEDDED_MODEL) wins over every backbone's block
+        a, b = same[0]
+        raise ValueError(f"backbones {a!r} and {b!r} both resolve to model {models[a]!r}: unset "
+                         "CREW_LLM_BASE_URL / CREW_LLM_MODEL / CREW_EMBEDDED_MODEL, which override every backbone")
+    return _run_all(params, runs, list(systems or settings["systems"]), pairs,
+                    resolve_path(out_dir or settings["out_dir"]), metrics, progress)
+
+
+def compare_controllers(params: dict, *, targets: int | None = None, metrics: Sequence[str] = ("citation", "judge"),
+                        out_dir: str | Path | None = None, progress: bool = False) -> Transfer:
+    """CREW with the shipped (surrogate-trained) controller and with the LLM-trained one, on one backbone.
+
+    The backbone is ``transfer.llm_training.backbone``; the LLM-trained controller is
+    ``transfer.llm_training.checkpoint`` (:func:`train_with_llm`). Rows are labelled by controller.
+    """
+    from crewlib.rl.controller import controller_path
+
+    settings = params["transfer"]["llm_training"]
+    llm = _backbone_llm(params, settings["backbone"])
+    runs = {f"{settings['backbone']}, {label}": with_overrides(params, {"llm": llm, "baselines": {"crew": {
+        "checkpoint": str(path)}}}) for label, path in (("surrogate-trained", controller_path(params)),
+                                                         ("LLM-trained", resolve_path(settings["checkpoint"])))}
+    pairs = _evaluation_pairs(params, targets)
+    root = resolve_path(out_dir or params["transfer"]["out_dir"]) / "controllers"
+    return _run_all(params, runs, ["crew"], pairs, root, metrics, progress)
+
+
+def train_with_llm(params: dict, *, out_dir: str | Path, progress: bool = False) -> Path:
+    """The shipped controller trained further with the LLM executor on ``transfer.llm_training.backbone``.
+
+    ``updates`` IPPO updates of ``ippo.episodes_per_update`` training papers each, episodes of
+    ``rounds`` rounds, starting from the shipped controller's weights (resumable in ``out_dir``);
+    the result is copied to ``transfer.llm_training.checkpoint``. Every executor call goes through
+    the client and its cache, so a rerun with the recorded answers pays for nothing.
+    """
+    import dataclasses
+    import math
+    import shutil
+
+    from crewlib.rl import IPPOConfig, build_training_env, train
+    from crewlib.rl.controller import controller_path
+
+    settings = params["transfer"]["llm_training"]
+    tparams = with_overrides(params, {"llm": _backbone_llm(params, settings["backbone"]),
+                                      "training": {"executor": "llm"}, "env": {"horizon": settings["rounds"]}})
+    env, train_idx, _ = build_training_env(tparams)
+    cfg = IPPOConfig.from_params(tparams)
+    epochs = math.ceil(settings["updates"] * cfg.episodes_per_update / len(train_idx))
+    cfg = dataclasses.replace(cfg, train_epochs=epochs)
+    _, checkpoint = train(env, train_idx, cfg, out_dir, progress=progress, max_updates=settings["updates"],
+                          init=controller_path(params))
+    target = resolve_path(settings["checkpoint"])
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(checkpoint, target)
+    return target
+
+
+def _backbone_llm(params: dict, name: str) -> dict:
+    configured = {b["name"]: b["llm"] for b in params["transfer"]["backbones"]}
+    if name not in configured:
+        raise KeyError(f"unknown backbone {name!r}; transfer.backbones has {list(configured)}")
+    return configured[name]
+
+
+def _evaluation_pairs(params: dict, targets: int | None):
+    pairs = build_tasks(params).evaluation
+    return pairs[:targets] if targets else pairs
+
+
+def _run_all(params: dict, runs: dict[str, dict], systems: list[str], pairs, root: Path, metrics: Sequence[str],
+             progress: bool) -> Transfer:
+    """Each run's params (a label → params) writes with ``systems``; the base params' judges score all."""
     examples = [e for e, _ in pairs]
-    root = resolve_path(out_dir or settings["out_dir"])
-    evaluator = Evaluator(params)  # the base params' judges: the same for every backbone
+    evaluator = Evaluator(params)  # the base params' judges: the same for every run
     eval_examples = [EvalExample.from_rwg(e) for e in examples]
     frames, scores, models = [], [], {}
-    for name in names:
-        bparams = with_overrides(params, {"llm": configured[name]})
-        client = connect(bparams)
-        same = [other for other, model in models.items() if model == client.model]
-        if same:  # an environment override (CREW_LLM_MODEL, CREW_EMBEDDED_MODEL) wins over every backbone's block
-            raise ValueError(f"backbones {same[0]!r} and {name!r} both resolve to model {client.model!r}: unset "
-                             "CREW_LLM_BASE_URL / CREW_LLM_MODEL / CREW_EMBEDDED_MODEL, which override every backbone")
-        models[name] = client.model
-        generations = run_generations(list(systems or settings["systems"]), examples, bparams, client,
-                                      tasks={t.target_id: t for _, t in pairs}, out_dir=root / _slug(name),
-                                      progress=progress)
+    for label, rparams in runs.items():
+        client = connect(rparams)
+        models[label] = client.model
+        generations = run_generations(systems, examples, rparams, client, tasks={t.target_id: t for _, t in pairs},
+                                      out_dir=root / _slug(label), progress=progress)
         frame = generations.frame()
-        frames.append(frame.assign(backbone=name))
+        frames.append(frame.assign(backbone=label))
         scores.append(evaluator.score(frame, eval_examples, metrics=list(metrics), progress=progress)
-                      .assign(backbone=name))
+                      .assign(backbone=label))
     return Transfer(pd.concat(frames, ignore_index=True), pd.concat(scores, ignore_index=True), examples,
                     [j.name for j in evaluator.judges], models)
 
 
 def _slug(name: str) -> str:
     return "".join(c if c.isalnum() or c in ".-" else "_" for c in name)
+
+
+def main() -> None:
+    import argparse
+    import os
+
+    from crewlib.config import load_params
+
+    parser = argparse.ArgumentParser(description="Record (or resume) notebook 06: the transfer runs, or train the "
+                                                 "controller further with the LLM executor.")
+    parser.add_argument("--params", default="quick")
+    parser.add_argument("--cache-dir", default="notebooks/llm_cache")
+    parser.add_argument("--train-llm", action="store_true", help="train with transfer.llm_training and ship it")
+    parser.add_argument("--out-dir", default="outputs/06_transfer")
+    args = parser.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    params = load_params(args.params, {"llm": {"cache_dir": args.cache_dir}})
+    if args.train_llm:
+        shipped = train_with_llm(params, out_dir=resolve_path(args.out_dir) / "llm_training", progress=True)
+        print(f"LLM-trained controller: {shipped}")
+    else:
+        print(run_transfer(params, out_dir=args.out_dir, progress=True).crew_minus().round(2).to_string())
+
+
+if __name__ == "__main__":
+    main()

@@ -72,13 +72,16 @@ def to_batch(trajectories: list[dict], cfg: IPPOConfig, device: torch.device) ->
 
 
 def train(env: CrewEnv, train_indices: list[int], cfg: IPPOConfig, out_dir: str | Path, *, progress: bool = True,
-          max_updates: int | None = None, rollouts: ProcessRollouts | None = None) -> tuple[SharedActorCritic, Path]:
+          max_updates: int | None = None, rollouts: ProcessRollouts | None = None,
+          init: str | Path | None = None) -> tuple[SharedActorCritic, Path]:
     """Train on ``env.examples[i]`` for ``i`` in ``train_indices``; resume from ``out_dir`` if possible.
 
     Writes ``out_dir/metrics.csv`` and ``out_dir/checkpoint.pt``; returns the network and the
     checkpoint path. ``max_updates`` stops early (for a timed fraction or an interruption test).
     ``rollouts``: worker processes that collect each update's episodes in parallel
     (:func:`rollouts_from_params`; each episode then samples from a generator of its own seed).
+    ``init``: a checkpoint whose network weights a new run starts from (fine-tuning a trained
+    controller, e.g. with the LLM executor); ignored when ``out_dir`` holds a run to resume.
     """
     from tqdm.auto import tqdm
 
@@ -100,8 +103,11 @@ def train(env: CrewEnv, train_indices: list[int], cfg: IPPOConfig, out_dir: str 
         optimizer.load_state_dict(ckpt["optimizer"])
         generator.set_state(ckpt["generator_state"])
         done_updates = ckpt["updates"]
-    elif metrics_path.exists():
-        metrics_path.unlink()  # metrics without a checkpoint belong to another run
+    else:
+        if metrics_path.exists():
+            metrics_path.unlink()  # metrics without a checkpoint belong to another run
+        if init is not None:
+            net.load_state_dict(read_checkpoint(init, map_location=device)["model"])
     out.mkdir(parents=True, exist_ok=True)
     todo = chunks[done_updates:] if max_updates is None else chunks[done_updates:max_updates]
     bar = tqdm(total=len(chunks), initial=done_updates, disable=not progress, desc="IPPO updates")
