@@ -9,10 +9,7 @@ one, so a notebook is never left out silently. Record one with
 
 from __future__ import annotations
 
-RECORDING: dict[str, str] = {  # notebook file → why it is not executed yet
-    "06_transfer.ipynb": "quick-mode answers of the 0.5B backbone (CREW, long context) and of the 1.5B judge on "
-                         "them being recorded (issue 16); the 1.5B backbone's are notebook 05's",
-}
+RECORDING: dict[str, str] = {}  # notebook file → why it is not executed yet
 collect_ignore = list(RECORDING)
 
 

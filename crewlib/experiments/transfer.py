@@ -49,7 +49,11 @@ class Transfer:
         return summary[["backbone", "system", "metric", "n", "mean", "ci_low", "ci_high"]]
 
     def table(self) -> pd.DataFrame:
-        """One row per backbone × system: judge scores and citations with CIs, cost, drafts."""
+        """One row per backbone × system: judge scores and citations with CIs, cost, drafts.
+
+        ``fallbacks``: actions per section that ended as a counted no-op (the backbone's JSON failed
+        validation after the re-ask, nothing new to compose from, ...); ``words``: section length.
+        """
         summary = self._by_run().set_index(["run", "metric"])
         rows = []
         for (backbone, system), part in self.generations.groupby(["backbone", "system"], sort=False):
@@ -59,7 +63,8 @@ class Transfer:
             row.update({label: ci_cell(summary, f"{backbone}\t{system}", metric, 2)
                         for metric, label in COLUMNS.items()})
             row.update({"tokens in": done.prompt_tokens.mean(), "tokens out": done.completion_tokens.mean(),
-                        "LLM calls": done.calls.mean()})
+                        "LLM calls": done.calls.mean(), "fallbacks": done.fallbacks.mean(),
+                        "words": done.text.str.split().str.len().mean()})
             rows.append(row)
         return pd.DataFrame(rows).set_index(["backbone", "system"])
 
