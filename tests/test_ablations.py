@@ -44,11 +44,15 @@ def test_each_variant_is_trained_per_seed_resumably_and_keeps_its_own_action_spa
     assert run.variants == [FULL, "w/o Critique"]
     shares = run.action_shares()
     assert shares.loc["w/o Critique", "critique"] == 0 and shares.loc[FULL].sum() == pytest.approx(1.0)
-    checkpoint = tmp_path / "w_o_critique" / "seed0" / "checkpoint.pt"
+    [checkpoint] = tmp_path.glob("w_o_critique-*/seed0/checkpoint.pt")
     stamp = checkpoint.stat().st_mtime_ns
     again = run_ablations(params, variants=[FULL, "w/o Critique"], out_dir=tmp_path)  # resumed: nothing to train
     assert checkpoint.stat().st_mtime_ns == stamp
     assert again.episodes.equals(run.episodes.assign(seconds=again.episodes.seconds))
+    changed = load_params("quick", {**TINY, "ablations": {**TINY["ablations"], "variants": {
+        "w/o Critique": {"disabled_actions": ["critique", "disseminate"]}}}})
+    run_ablations(changed, variants=["w/o Critique"], out_dir=tmp_path)  # a new definition: a new training
+    assert len(list(tmp_path.glob("w_o_critique-*/seed0/checkpoint.pt"))) == 2
     table = run.table()
     assert table.loc["w/o Critique", "paper (GPT-4o, judges)"].startswith("Overall 2.58")
     assert table.loc[FULL, "training seeds"] == 1

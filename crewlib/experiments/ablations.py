@@ -3,7 +3,8 @@
 **Ablations** (the paper's ablation table): each variant of ``ablations.variants`` — overrides of
 the ``env`` block, e.g. ``masked_features: [social]``, ``reward: {draft: 0.0}``,
 ``disabled_actions: [critique]`` — and CREW itself are trained with IPPO and the surrogate
-executor once per seed of ``ablations.seeds`` (resumable: one folder per variant and seed), then
+executor once per seed of ``ablations.seeds`` (resumable: one folder per variant and seed, named
+with a fingerprint of the settings a training depends on, so a changed variant trains anew), then
 played on the held-out papers. A variant keeps its own observations and actions when it is
 evaluated, but every variant is scored with the *full* reward, so returns compare (a controller
 trained without the draft-quality term is still judged on the draft). Reported: return, final
@@ -131,7 +132,7 @@ def run_ablations(params: Mapping, *, variants: Sequence[str] | None = None, out
                            tasks=[env.task(i) for i in range(len(env.examples))])
         for seed in settings["seeds"]:
             cfg = dataclasses.replace(IPPOConfig.from_params(vparams), seed=seed)
-            folder = root / _slug(variant) / f"seed{seed}"
+            folder = root / f"{_slug(variant)}-{_fingerprint(vparams)}" / f"seed{seed}"
             net, _ = train(env, train_idx, cfg, folder, progress=progress)
             rows, acts = play(eval_env, sampled(net, cfg, eval_env.config.n_agents), eval_idx,
                               range(settings["eval_episodes"]), variant=variant, train_seed=seed)
@@ -176,6 +177,15 @@ def _summarise(frame: pd.DataFrame, by: str, metrics: Sequence[str]) -> pd.DataF
 
 def _surrogate(params: Mapping) -> dict:
     return with_overrides(params, {"training": {"executor": "surrogate"}})
+
+
+def _fingerprint(params: Mapping) -> str:
+    """8 hex digits of what a training depends on, so a changed variant or setting trains anew, never resumes."""
+    import hashlib
+    import json
+
+    blocks = {b: params.get(b) for b in ("data", "split", "graph", "features", "env", "ippo", "output")}
+    return hashlib.sha256(json.dumps(blocks, sort_keys=True, default=str).encode()).hexdigest()[:8]
 
 
 def _slug(name: str) -> str:
