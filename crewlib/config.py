@@ -62,6 +62,15 @@ def with_overrides(params: dict, overrides: dict) -> dict[str, Any]:
     return data
 
 
+def params_fingerprint(params: dict, blocks: tuple[str, ...]) -> str:
+    """sha256 (hex) of the named blocks of ``params``: what a cached or resumed result depends on."""
+    import hashlib
+    import json
+
+    chosen = {b: params.get(b) for b in blocks}
+    return hashlib.sha256(json.dumps(chosen, sort_keys=True, default=str).encode()).hexdigest()
+
+
 def _load_raw(path: Path) -> dict[str, Any]:
     if not path.exists():
         known = sorted(p.stem for p in PARAMS_DIR.glob("*.yaml"))

@@ -11,13 +11,12 @@ centrality (PageRank over the pool's maximum) come from the cached reference fea
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
 from crewlib.citations import reference_keys
+from crewlib.config import params_fingerprint
 from crewlib.data.records import Reference, RWGExample
 from crewlib.graph import CitationGraph, TargetPool
 from crewlib.relevance import ReferenceFeatures
@@ -193,8 +192,7 @@ def task_for(params: Mapping, example: RWGExample) -> Task:
     another, and the connection filter is not applied (a single paper's graph has too few links
     for it; docs/method.md).
     """
-    fingerprint = hashlib.sha256(json.dumps({b: params.get(b) for b in ("data", "split", "graph", "env", "features")},
-                                            sort_keys=True, default=str).encode()).hexdigest()
+    fingerprint = params_fingerprint(params, ("data", "split", "graph", "env", "features"))
     if fingerprint not in _CORPUS:
         _CORPUS[fingerprint] = build_tasks(params)
     corpus = _CORPUS[fingerprint]
@@ -204,3 +202,15 @@ def task_for(params: Mapping, example: RWGExample) -> Task:
                                  f"{corpus.min_connections}) removed every reference")
         return corpus.tasks[example.target_id]
     return build_tasks(params, [example], min_connections=0).tasks[example.target_id]
+
+
+def evaluation_pairs(params: Mapping, targets: int | None = None) -> list[tuple[RWGExample, Task]]:
+    """The first ``targets`` (all when None) (example, task) pairs of the run's evaluation split.
+
+    Raises ValueError when no evaluation target kept a reference pool.
+    """
+    pairs = build_tasks(params).evaluation
+    pairs = pairs[:targets] if targets else pairs
+    if not pairs:
+        raise ValueError("the evaluation split has no target with a reference pool (see graph.min_connections)")
+    return pairs

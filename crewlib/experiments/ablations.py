@@ -24,15 +24,17 @@ import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from crewlib.config import resolve_path, with_overrides
+from crewlib.config import params_fingerprint, resolve_path, with_overrides
 from crewlib.env import CrewEnv, EnvConfig, SurrogateExecutor
 from crewlib.env.policies import run_episode
 from crewlib.experiments import paper
+from crewlib.experiments.run import folder_name
 from crewlib.experiments.tables import ci_cell, metric_summary
 from crewlib.rl import IPPOConfig, PolicyController, build_training_env, train
 from crewlib.schema import ACTION_NAMES
@@ -89,6 +91,10 @@ class Ablations:
 
     def summary(self) -> pd.DataFrame:
         """Per variant and metric: mean with a bootstrap 95% CI over episodes, and n."""
+        return self._summary.copy()
+
+    @cached_property
+    def _summary(self) -> pd.DataFrame:  # bootstrapped once
         return _summarise(self.episodes, "variant", METRICS)
 
     def action_shares(self) -> pd.DataFrame:
@@ -125,14 +131,17 @@ def run_ablations(params: Mapping, *, variants: Sequence[str] | None = None, out
     variants = list(variants or [FULL, *settings["variants"]])
     root = resolve_path(out_dir or settings["out_dir"])
     episodes, actions, curves = [], [], []
+    base = _surrogate(params)
     for variant in variants:
-        vparams = variant_params(_surrogate(params), variant)
+        vparams = variant_params(base, variant)
         env, train_idx, eval_idx = build_training_env(vparams)
-        eval_env = CrewEnv(env.examples, SurrogateExecutor(), evaluation_config(_surrogate(params), variant),
+        eval_env = CrewEnv(env.examples, SurrogateExecutor(), evaluation_config(base, variant),
                            tasks=[env.task(i) for i in range(len(env.examples))])
         for seed in settings["seeds"]:
             cfg = dataclasses.replace(IPPOConfig.from_params(vparams), seed=seed)
-            folder = root / f"{_slug(variant)}-{_fingerprint(vparams)}" / f"seed{seed}"
+            # named with what the training depends on: a changed variant or setting trains anew, never resumes
+            fingerprint = params_fingerprint(vparams, ("data", "split", "graph", "features", "env", "ippo", "output"))
+            folder = root / f"{folder_name(variant)}-{fingerprint[:8]}" / f"seed{seed}"
             net, _ = train(env, train_idx, cfg, folder, progress=progress)
             rows, acts = play(eval_env, sampled(net, cfg, eval_env.config.n_agents), eval_idx,
                               range(settings["eval_episodes"]), variant=variant, train_seed=seed)
@@ -177,16 +186,3 @@ def _summarise(frame: pd.DataFrame, by: str, metrics: Sequence[str]) -> pd.DataF
 
 def _surrogate(params: Mapping) -> dict:
     return with_overrides(params, {"training": {"executor": "surrogate"}})
-
-
-def _fingerprint(params: Mapping) -> str:
-    """8 hex digits of what a training depends on, so a changed variant or setting trains anew, never resumes."""
-    import hashlib
-    import json
-
-    blocks = {b: params.get(b) for b in ("data", "split", "graph", "features", "env", "ippo", "output")}
-    return hashlib.sha256(json.dumps(blocks, sort_keys=True, default=str).encode()).hexdigest()[:8]
-
-
-def _slug(name: str) -> str:
-    return "".join(c if c.isalnum() else "_" for c in name.lower()).strip("_")

@@ -129,10 +129,9 @@ def api_failure_runs(params: Mapping, *, cache_dir: str | Path, systems: Sequenc
     import tempfile
 
     from crewlib.llm import connect
-    from crewlib.tasks import build_tasks
+    from crewlib.tasks import evaluation_pairs
 
-    pairs = build_tasks(params).evaluation
-    pairs = pairs[:targets] if targets else pairs
+    pairs = evaluation_pairs(params, targets)
     examples, tasks = [e for e, _ in pairs], {t.target_id: t for _, t in pairs}
     model = connect(params).model  # the recorded answers' model name: part of every request
     config = dataclasses.replace(LLMConfig.from_params(params), model=model)

@@ -29,7 +29,7 @@ from crewlib.experiments import discrimination, paper
 from crewlib.experiments.run import Generations, run_generations
 from crewlib.experiments.tables import beside_paper, metric_summary, results_table
 from crewlib.llm import connect
-from crewlib.tasks import build_tasks
+from crewlib.tasks import evaluation_pairs
 
 CREW_TABLE = {"judge_coverage": "Coverage", "judge_logic": "Logic", "judge_relevance": "Relevance",
               "judge_overall": "Overall", "citation_verification": "citation verification"}
@@ -134,10 +134,7 @@ def run_main_results(params: dict, *, systems: Sequence[str] = tuple(SYSTEMS), t
     from crewlib.experiments.run import ExperimentSettings
 
     metrics = tuple(metrics or ExperimentSettings.from_params(params).metrics)
-    taskset = build_tasks(params)
-    pairs = taskset.evaluation[:targets] if targets else taskset.evaluation
-    if not pairs:
-        raise ValueError("the evaluation split has no target with a reference pool (see graph.min_connections)")
+    pairs = evaluation_pairs(params, targets)
     examples = [e for e, _ in pairs]
     client = connect(params)
     generations = run_generations(list(systems), examples, params, client, tasks={t.target_id: t for _, t in pairs},

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import re
 import warnings
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -129,6 +130,11 @@ def generate_pair(system_name: str, example: RWGExample, task: Task | None, para
     if not result.ok:
         result.text, result.error = None, f"EmptySection: the system wrote no text{_what_it_did(result.notes)}"
     return result
+
+
+def folder_name(label: str) -> str:
+    """A label (a system, a variant, a backbone) as a folder name: lower case, runs of other characters as _."""
+    return re.sub(r"[^a-z0-9.-]+", "_", label.lower()).strip("_")
 
 
 def _what_it_did(notes: Mapping) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import pandas as pd
@@ -20,10 +21,10 @@ from crewlib.config import resolve_path, with_overrides
 from crewlib.data.records import RWGExample
 from crewlib.eval import EvalExample, Evaluator
 from crewlib.experiments import paper
-from crewlib.experiments.run import run_generations
+from crewlib.experiments.run import folder_name, run_generations
 from crewlib.experiments.tables import ci_cell, metric_summary
 from crewlib.llm import connect
-from crewlib.tasks import build_tasks
+from crewlib.tasks import evaluation_pairs
 
 COLUMNS = {"judge_overall": "Overall", "judge_coverage": "Coverage", "judge_logic": "Logic",
            "judge_relevance": "Relevance", "citation_verification": "citation verification",
@@ -38,13 +39,14 @@ class Transfer:
     judges: list[str]
     models: dict[str, str]  # backbone → the model name its client reported
 
+    @cached_property
     def _by_run(self) -> pd.DataFrame:
-        """The summary keyed by ``run`` = "backbone\tsystem"."""
+        """The summary keyed by ``run`` = "backbone\tsystem" (bootstrapped once)."""
         return metric_summary(self.scores.assign(run=self.scores.backbone + "\t" + self.scores.system), by="run")
 
     def summary(self) -> pd.DataFrame:
         """``backbone, system, metric, n, mean, ci_low, ci_high``."""
-        summary = self._by_run()
+        summary = self._by_run.copy()
         summary[["backbone", "system"]] = summary.pop("run").str.split("\t", expand=True)
         return summary[["backbone", "system", "metric", "n", "mean", "ci_low", "ci_high"]]
 
@@ -54,7 +56,7 @@ class Transfer:
         ``fallbacks``: actions per section that ended as a counted no-op (the backbone's JSON failed
         validation after the re-ask, nothing new to compose from, ...); ``words``: section length.
         """
-        summary = self._by_run().set_index(["run", "metric"])
+        summary = self._by_run.set_index(["run", "metric"])
         rows = []
         for (backbone, system), part in self.generations.groupby(["backbone", "system"], sort=False):
             done = part[part.text.notna()]
@@ -95,12 +97,12 @@ def run_transfer(params: dict, *, backbones: Sequence[str] | None = None, system
                  out_dir: str | Path | None = None, progress: bool = False) -> Transfer:
     """Every backbone writes with every system on the first ``targets`` evaluation papers; one judge set scores all."""
     settings = params["transfer"]
-    configured = {b["name"]: b["llm"] for b in settings["backbones"]}
+    configured = _backbones(params)
     names = list(backbones or configured)
     unknown = [n for n in names if n not in configured]
     if unknown:
         raise KeyError(f"unknown backbones {unknown}; transfer.backbones has {list(configured)}")
-    pairs = _evaluation_pairs(params, targets)
+    pairs = evaluation_pairs(params, targets)
     runs = {name: with_overrides(params, {"llm": configured[name]}) for name in names}
     models = {name: connect(rparams).model for name, rparams in runs.items()}  # no call is made
     same = [(a, b) for i, a in enumerate(names) for b in names[i + 1:] if models[a] == models[b]]
@@ -126,7 +128,7 @@ def compare_controllers(params: dict, *, targets: int | None = None, metrics: Se
     runs = {f"{settings['backbone']}, {label}": with_overrides(params, {"llm": llm, "baselines": {"crew": {
         "checkpoint": str(path)}}}) for label, path in (("surrogate-trained", controller_path(params)),
                                                          ("LLM-trained", resolve_path(settings["checkpoint"])))}
-    pairs = _evaluation_pairs(params, targets)
+    pairs = evaluation_pairs(params, targets)
     root = resolve_path(out_dir or params["transfer"]["out_dir"]) / "controllers"
     return _run_all(params, runs, ["crew"], pairs, root, metrics, progress)
 
@@ -161,16 +163,16 @@ def train_with_llm(params: dict, *, out_dir: str | Path, progress: bool = False)
     return target
 
 
+def _backbones(params: dict) -> dict[str, dict]:
+    """``transfer.backbones`` as name → overrides of the llm block."""
+    return {b["name"]: b["llm"] for b in params["transfer"]["backbones"]}
+
+
 def _backbone_llm(params: dict, name: str) -> dict:
-    configured = {b["name"]: b["llm"] for b in params["transfer"]["backbones"]}
+    configured = _backbones(params)
     if name not in configured:
         raise KeyError(f"unknown backbone {name!r}; transfer.backbones has {list(configured)}")
     return configured[name]
-
-
-def _evaluation_pairs(params: dict, targets: int | None):
-    pairs = build_tasks(params).evaluation
-    return pairs[:targets] if targets else pairs
 
 
 def _run_all(params: dict, runs: dict[str, dict], systems: list[str], pairs, root: Path, metrics: Sequence[str],
@@ -184,17 +186,13 @@ def _run_all(params: dict, runs: dict[str, dict], systems: list[str], pairs, roo
         client = connect(rparams)
         models[label] = client.model
         generations = run_generations(systems, examples, rparams, client, tasks={t.target_id: t for _, t in pairs},
-                                      out_dir=root / _slug(label), progress=progress)
+                                      out_dir=root / folder_name(label), progress=progress)
         frame = generations.frame()
         frames.append(frame.assign(backbone=label))
         scores.append(evaluator.score(frame, eval_examples, metrics=list(metrics), progress=progress)
                       .assign(backbone=label))
     return Transfer(pd.concat(frames, ignore_index=True), pd.concat(scores, ignore_index=True), examples,
                     [j.name for j in evaluator.judges], models)
-
-
-def _slug(name: str) -> str:
-    return "".join(c if c.isalnum() or c in ".-" else "_" for c in name)
 
 
 def main() -> None:
