@@ -57,6 +57,7 @@ class LLM(Block):
     json_mode: bool
     cache_mode: Literal["off", "read_write", "replay"]
     cache_dir: str
+    task_wording: Literal["related_work", "news_summary"]
     embedded: Embedded
     faults: Faults
 
@@ -290,6 +291,12 @@ class FailureRun(Block):
     systems: list[str] = Field(min_length=1)
 
 
+class AblationsLLM(Block):
+    checkpoints: str  # folder of the variants' shipped first-seed controllers
+    agents: list[int] = Field(min_length=1)
+    out_dir: str
+
+
 class AblationsBlock(Block):
     variants: dict[str, dict]  # variant name → overrides of the env block (validated when applied)
     seeds: list[int] = Field(min_length=1)
@@ -297,6 +304,7 @@ class AblationsBlock(Block):
     agents: list[int] = Field(min_length=1)
     out_dir: str
     failures: FailureRun
+    llm: AblationsLLM
 
 
 class Backbone(Block):
@@ -318,6 +326,13 @@ class TransferBlock(Block):
     out_dir: str
 
 
+class MultiNewsBlock(Block):
+    systems: list[str] = Field(min_length=1)
+    split: str  # of the Hub dataset (data.source hub); the bundled sample and local files have one
+    task_wording: Literal["related_work", "news_summary"]
+    out_dir: str
+
+
 class Params(Block):
     llm: LLM
     demo: Demo
@@ -334,6 +349,7 @@ class Params(Block):
     experiments: Experiments
     ablations: AblationsBlock
     transfer: TransferBlock
+    multinews: MultiNewsBlock
     baselines: Baselines
 
 

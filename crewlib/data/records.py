@@ -94,6 +94,31 @@ class MultiDocExample:
         _require_text(self.id, "summary", self.summary)
         return self
 
+    def to_rwg_example(self, title_words: int = 25) -> RWGExample:
+        """The cluster as the CREW environment's input (docs/method.md, "Multi-News").
+
+        Each article is a reference (its opening sentence, cut to ``title_words`` words, as its
+        title; its text as its abstract) citing every other article: a fully connected graph, so
+        every article is equally central. The target is the event: titled by the first article's
+        opening sentence, described by a fixed brief that holds no article's words (so that a
+        summary sentence is never taken for a restatement of the target). The summary is the gold,
+        citing every article.
+        """
+        from crewlib.text import sentences
+
+        ids = tuple(f"{self.id}-a{i + 1}" for i in range(len(self.documents)))
+
+        def lead(text: str) -> str:
+            words = (sentences(text) or [text])[0].split()
+            return " ".join(words[:title_words]) + (" …" if len(words) > title_words else "")
+
+        references = tuple(Reference(ref_id, lead(doc), doc.strip(), citations=tuple(i for i in ids if i != ref_id))
+                           for ref_id, doc in zip(ids, self.documents, strict=True))
+        brief = (f"A news event reported by {len(ids)} articles. The summary tells a general reader what happened, "
+                 "where and when, who was involved and what followed, and says where the articles disagree.")
+        return RWGExample(self.id, lead(self.documents[0]), brief, references, gold_related_work=self.summary,
+                          gold_cited_ids=ids, source=self.source or "multinews").validate()
+
 
 @dataclass(frozen=True)
 class Section:

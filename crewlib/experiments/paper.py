@@ -35,6 +35,9 @@ API_FAILURES = {"crew": 812.0, "orchestrator": 1012.0}
 # Transfer (CREW paper): the controller trained once, the inference LLM swapped; Overall of long context → CREW
 # on the same backbone (GPT-4o: CREW's main-table number; the paper gives no long-context number beside it here)
 TRANSFER = {"LLaMA 3.1 8B": (3.04, 3.57), "Gemini 2.0 Flash": (3.28, 3.71), "GPT-4o": (None, 3.82)}
+# Multi-News (CREW paper): CREW's Overall, and its margin over the Orchestrator and SRW as the paper states them
+MULTINEWS = {("crew", "judge_overall"): 3.84}
+MULTINEWS_CREW_MINUS = {"orchestrator": 0.09, "srw": 0.47}
 # Human pairwise evaluation, CREW vs SRW (20 papers): share of judgements preferring CREW
 HUMAN_CREW_VS_SRW = {"coverage": 0.53, "logic": 0.60, "relevance": 0.57, "overall": 0.567}
 

@@ -41,6 +41,7 @@ from crewlib.llm.errors import (
 from crewlib.llm.faults import FaultInjector
 from crewlib.llm.jsonout import JSONAnswerError, parse_json_answer, schema_instruction
 from crewlib.llm.ledger import Caller, CallRecord, Ledger
+from crewlib.prompts import reword
 
 T = TypeVar("T", bound=pydantic.BaseModel)
 
@@ -258,6 +259,8 @@ class LLMClient:
         """
         cfg = self.config
         use_json = json_mode and self._json_mode_supported
+        if cfg.task_wording != "related_work":  # the prompts' task, reworded (crewlib/prompts.py WORDINGS)
+            messages = [{**m, "content": reword(m["content"], cfg.task_wording)} for m in messages]
         request = canonical_request(
             model=self.model, messages=list(messages),
             temperature=cfg.temperature if temperature is None else temperature,

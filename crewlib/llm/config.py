@@ -94,6 +94,7 @@ class LLMConfig:
     json_mode: bool = from_quick("llm.json_mode")
     cache_mode: CacheMode = from_quick("llm.cache_mode")
     cache_dir: str = from_quick("llm.cache_dir")
+    task_wording: str = from_quick("llm.task_wording")  # a key of crewlib.prompts.WORDINGS: the task prompts describe
     embedded: EmbeddedConfig = field(default_factory=EmbeddedConfig)
     faults: FaultsConfig = field(default_factory=FaultsConfig)
 
@@ -107,6 +108,10 @@ class LLMConfig:
                 "llm.provider 'openai' needs llm.base_url and llm.model "
                 "(or CREW_LLM_BASE_URL and CREW_LLM_MODEL)"
             )
+        from crewlib.prompts import WORDINGS
+
+        if self.task_wording not in WORDINGS:
+            raise ParamsError(f"llm.task_wording must be one of {sorted(WORDINGS)}, not {self.task_wording!r}")
         if self.concurrency < 1 or self.max_retries < 0:
             raise ParamsError("llm.concurrency must be >= 1 and llm.max_retries >= 0")
 
