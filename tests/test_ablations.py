@@ -66,3 +66,30 @@ def test_one_controller_plays_any_team_size_and_more_agents_take_more_actions():
     summary = agent_count_summary(episodes)
     assert set(summary.metric) == {"return", "draft quality", "citation verification"}
     assert (summary["executor actions"] > 0).all()
+
+
+def test_the_first_seeds_controllers_are_shipped_without_optimiser_state_and_run_with_the_llm(tmp_path):
+    from crewlib.experiments.ablations import llm_ablation_runs, same_weights, ship_checkpoints
+    from crewlib.rl import PolicyController
+    from crewlib.rl.controller import controller_path, read_checkpoint
+
+    params = load_params("quick", {**TINY, "ablations": {**TINY["ablations"], "llm": {
+        "checkpoints": str(tmp_path / "shipped")}}})
+    only = ["w/o Critique"]
+    with pytest.raises(FileNotFoundError, match="no training for seed 0"):
+        ship_checkpoints(params, variants=only, out_dir=tmp_path / "train")
+    with pytest.raises(FileNotFoundError, match="--ship"):
+        llm_ablation_runs(params, variants=only)
+    run_ablations(params, variants=only, out_dir=tmp_path / "train")
+    shipped = ship_checkpoints(params, variants=only, out_dir=tmp_path / "train")["w/o Critique"]
+    [trained] = (tmp_path / "train").glob("w_o_critique-*/seed0/checkpoint.pt")
+    assert same_weights(trained, shipped) and "optimizer" not in read_checkpoint(shipped)
+    assert not same_weights(shipped, controller_path(params))
+    PolicyController.load(shipped)  # loads as a controller
+    runs = llm_ablation_runs(params, variants=only, agents=[2, 3, 6])
+    assert list(runs) == [FULL, "w/o Critique", "2 agents", "6 agents"]  # 3 agents is CREW's own row
+    assert runs[FULL]["baselines"]["crew"]["checkpoint"] == str(controller_path(params))
+    assert runs["w/o Critique"]["baselines"]["crew"]["checkpoint"] == str(shipped)
+    assert runs["w/o Critique"]["env"]["disabled_actions"] == ["critique"]  # its own action space at inference
+    assert runs["6 agents"]["env"]["n_agents"] == 6 and runs["6 agents"]["baselines"]["crew"] == params[
+        "baselines"]["crew"]

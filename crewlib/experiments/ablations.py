@@ -16,6 +16,12 @@ each size in ``ablations.agents`` on the held-out papers: return, draft quality,
 per paper (the surrogate's stand-in for LLM calls) and seconds per episode.
 
 These are surrogate results, never LLM results: every table carries ``executor = surrogate``.
+
+**With the LLM** (:func:`run_llm_ablations`): the first seed's trained controller of each variant
+(shipped in ``ablations.llm.checkpoints`` by :func:`ship_checkpoints`; CREW's is the shipped
+controller, which the first seed's CREW training reproduces) writes with the LLM executor on the
+evaluation papers, in the variant's own observations and actions; and the shipped controller writes
+with teams of ``ablations.llm.agents``. Scored by the judges and the citation metrics.
 """
 
 from __future__ import annotations
@@ -140,8 +146,7 @@ def run_ablations(params: Mapping, *, variants: Sequence[str] | None = None, out
         for seed in settings["seeds"]:
             cfg = dataclasses.replace(IPPOConfig.from_params(vparams), seed=seed)
             # named with what the training depends on: a changed variant or setting trains anew, never resumes
-            fingerprint = params_fingerprint(vparams, ("data", "split", "graph", "features", "env", "ippo", "output"))
-            folder = root / f"{folder_name(variant)}-{fingerprint[:8]}" / f"seed{seed}"
+            folder = training_folder(root, vparams, variant, seed)
             net, _ = train(env, train_idx, cfg, folder, progress=progress)
             rows, acts = play(eval_env, sampled(net, cfg, eval_env.config.n_agents), eval_idx,
                               range(settings["eval_episodes"]), variant=variant, train_seed=seed)
@@ -150,6 +155,109 @@ def run_ablations(params: Mapping, *, variants: Sequence[str] | None = None, out
             curves.append(pd.read_csv(folder / "metrics.csv").assign(variant=variant, train_seed=seed))
     return Ablations(pd.concat(episodes, ignore_index=True), pd.concat(actions, ignore_index=True),
                      pd.concat(curves, ignore_index=True))
+
+
+def training_folder(root: Path, vparams: Mapping, variant: str, seed: int) -> Path:
+    """Where a variant's training for one seed lives: named with what the training depends on, so a
+    changed variant or setting trains anew, never resumes."""
+    fingerprint = params_fingerprint(vparams, ("data", "split", "graph", "features", "env", "ippo", "output"))
+    return root / f"{folder_name(variant)}-{fingerprint[:8]}" / f"seed{seed}"
+
+
+def ablated_checkpoint(params: Mapping, variant: str) -> Path:
+    """The shipped controller of an ablation variant (the first training seed's), run with the LLM."""
+    return resolve_path(params["ablations"]["llm"]["checkpoints"]) / f"{folder_name(variant)}.pt"
+
+
+def ship_checkpoints(params: Mapping, *, variants: Sequence[str] | None = None,
+                     out_dir: str | Path | None = None) -> dict[str, Path]:
+    """Copy each variant's first-seed controller from its training (:func:`run_ablations`) to
+    ``ablations.llm.checkpoints``, without its optimiser state; returns variant → shipped path."""
+    import torch
+
+    from crewlib.rl.controller import read_checkpoint
+
+    settings = params["ablations"]
+    root, seed, base = resolve_path(out_dir or settings["out_dir"]), settings["seeds"][0], _surrogate(params)
+    shipped = {}
+    for variant in variants if variants is not None else settings["variants"]:
+        source = training_folder(root, variant_params(base, variant), variant, seed) / "checkpoint.pt"
+        if not source.exists():
+            raise FileNotFoundError(f"{source}: variant {variant!r} has no training for seed {seed}; run "
+                                    "run_ablations (notebook 08) first")
+        data = {k: v for k, v in read_checkpoint(source).items() if k not in ("optimizer", "generator_state")}
+        target = ablated_checkpoint(params, variant)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        torch.save(data, target)
+        shipped[variant] = target
+    return shipped
+
+
+def same_weights(a: str | Path, b: str | Path) -> bool:
+    """Whether two checkpoints hold the same network weights."""
+    import torch
+
+    from crewlib.rl.controller import read_checkpoint
+
+    wa, wb = read_checkpoint(a)["model"], read_checkpoint(b)["model"]
+    return wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)
+
+
+def llm_ablation_runs(params: Mapping, *, variants: Sequence[str] | None = None,
+                      agents: Sequence[int] | None = None) -> dict[str, dict]:
+    """label → params of every LLM run: CREW (the shipped controller), each variant with its shipped
+    controller and its own ``env`` overrides, and the shipped controller with each team size of
+    ``agents`` (default ``ablations.llm.agents``) other than ``env.n_agents`` (that team is CREW's row)."""
+    from crewlib.rl.controller import controller_path
+
+    runs = {}
+    for variant in [FULL, *(variants if variants is not None else params["ablations"]["variants"])]:
+        checkpoint = controller_path(params) if variant == FULL else ablated_checkpoint(params, variant)
+        if not checkpoint.exists():
+            raise FileNotFoundError(f"{checkpoint}: no shipped controller for {variant!r}; train the ablations "
+                                    "(notebook 08) and run `python -m crewlib.experiments.ablations --ship`")
+        runs[variant] = with_overrides(variant_params(params, variant),
+                                       {"baselines": {"crew": {"checkpoint": str(checkpoint)}}})
+    team = int(params["env"]["n_agents"])
+    for m in agents if agents is not None else params["ablations"]["llm"]["agents"]:
+        if int(m) != team:
+            runs[f"{int(m)} agents"] = with_overrides(params, {"env": {"n_agents": int(m)}})
+    return runs
+
+
+def run_llm_ablations(params: Mapping, *, variants: Sequence[str] | None = None, agents: Sequence[int] | None = None,
+                      targets: int | None = None, metrics: Sequence[str] = ("citation", "judge"),
+                      out_dir: str | Path | None = None, progress: bool = False):
+    """CREW of every :func:`llm_ablation_runs` run on the evaluation papers with the run's LLM, scored by the
+    base params' judges; a :class:`~crewlib.experiments.transfer.Transfer` whose ``backbone`` column holds
+    the run's label (a variant, or "M agents")."""
+    from crewlib.experiments.transfer import run_labelled
+    from crewlib.tasks import evaluation_pairs
+
+    runs = llm_ablation_runs(params, variants=variants, agents=agents)
+    root = resolve_path(out_dir or params["ablations"]["llm"]["out_dir"])
+    return run_labelled(dict(params), runs, ["crew"], evaluation_pairs(params, targets), root, metrics, progress)
+
+
+def shipped_matches_training(params: Mapping, *, out_dir: str | Path | None = None) -> dict[str, bool]:
+    """variant → whether its shipped controller has the weights of this run's first-seed training."""
+    base, seed = _surrogate(params), params["ablations"]["seeds"][0]
+    root = resolve_path(out_dir or params["ablations"]["out_dir"])
+    return {v: same_weights(training_folder(root, variant_params(base, v), v, seed) / "checkpoint.pt",
+                            ablated_checkpoint(params, v)) for v in params["ablations"]["variants"]}
+
+
+def llm_ablation_tables(run, params: Mapping) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(variants, team sizes) of a :func:`run_llm_ablations` result's table: the variants with the paper's
+    finding beside; the team sizes (CREW's row is the ``env.n_agents`` team) indexed by the number of agents."""
+    table = run.table().droplevel("system").drop(columns=["model"])
+    variants = [label for label in table.index if not label.endswith(" agents")]
+    by_variant = table.loc[variants].rename_axis("variant")
+    by_variant["paper (GPT-4o, judges)"] = [paper.ABLATIONS.get(v, "—") for v in variants]
+    team = f"{params['env']['n_agents']} agents"
+    teams = table.drop(index=[v for v in variants if v != FULL]).rename(index={FULL: team})
+    teams.index = pd.Index([int(label.split()[0]) for label in teams.index], name="agents")
+    return by_variant, teams.sort_index()
 
 
 def run_agent_counts(params: Mapping, *, controller=None, counts: Sequence[int] | None = None) -> pd.DataFrame:
@@ -186,3 +294,33 @@ def _summarise(frame: pd.DataFrame, by: str, metrics: Sequence[str]) -> pd.DataF
 
 def _surrogate(params: Mapping) -> dict:
     return with_overrides(params, {"training": {"executor": "surrogate"}})
+
+
+def main() -> None:
+    import argparse
+    import os
+
+    from crewlib.config import load_params
+
+    parser = argparse.ArgumentParser(description="Notebook 08 with the LLM: ship the ablated controllers, or record "
+                                                 "(resume) their sections and the team sizes' with the LLM.")
+    parser.add_argument("--params", default="quick")
+    parser.add_argument("--cache-dir", default="notebooks/llm_cache")
+    parser.add_argument("--ship", action="store_true",
+                        help="copy each variant's first-seed controller to ablations.llm.checkpoints (after notebook "
+                             "08 trained them)")
+    parser.add_argument("--targets", type=int, default=None)
+    args = parser.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    params = load_params(args.params, {"llm": {"cache_dir": args.cache_dir}})
+    if args.ship:
+        for variant, path in ship_checkpoints(params).items():
+            print(f"{variant}: {path}")
+        return
+    run = run_llm_ablations(params, targets=args.targets, progress=True)
+    pd.set_option("display.width", 250)
+    print(run.table().to_string())
+
+
+if __name__ == "__main__":
+    main()

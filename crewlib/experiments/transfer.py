@@ -54,7 +54,9 @@ class Transfer:
         """One row per backbone × system: judge scores and citations with CIs, cost, drafts.
 
         ``fallbacks``: actions per section that ended as a counted no-op (the backbone's JSON failed
-        validation after the re-ask, nothing new to compose from, ...); ``words``: section length.
+        validation after the re-ask, nothing new to compose from, ...); ``words``: section length;
+        ``LLM s``: the calls' seconds when their answers were produced, summed per section (a replayed
+        run shows the recording's).
         """
         summary = self._by_run.set_index(["run", "metric"])
         rows = []
@@ -65,7 +67,7 @@ class Transfer:
             row.update({label: ci_cell(summary, f"{backbone}\t{system}", metric, 2)
                         for metric, label in COLUMNS.items()})
             row.update({"tokens in": done.prompt_tokens.mean(), "tokens out": done.completion_tokens.mean(),
-                        "LLM calls": done.calls.mean(), "fallbacks": done.fallbacks.mean(),
+                        "LLM calls": done.calls.mean(), "LLM s": done.llm_s.mean(), "fallbacks": done.fallbacks.mean(),
                         "words": done.text.str.split().str.len().mean()})
             rows.append(row)
         return pd.DataFrame(rows).set_index(["backbone", "system"])
@@ -110,7 +112,7 @@ def run_transfer(params: dict, *, backbones: Sequence[str] | None = None, system
         a, b = same[0]
         raise ValueError(f"backbones {a!r} and {b!r} both resolve to model {models[a]!r}: unset "
                          "CREW_LLM_BASE_URL / CREW_LLM_MODEL / CREW_EMBEDDED_MODEL, which override every backbone")
-    return _run_all(params, runs, list(systems or settings["systems"]), pairs,
+    return run_labelled(params, runs, list(systems or settings["systems"]), pairs,
                     resolve_path(out_dir or settings["out_dir"]), metrics, progress)
 
 
@@ -130,7 +132,7 @@ def compare_controllers(params: dict, *, targets: int | None = None, metrics: Se
                                                          ("LLM-trained", resolve_path(settings["checkpoint"])))}
     pairs = evaluation_pairs(params, targets)
     root = resolve_path(out_dir or params["transfer"]["out_dir"]) / "controllers"
-    return _run_all(params, runs, ["crew"], pairs, root, metrics, progress)
+    return run_labelled(params, runs, ["crew"], pairs, root, metrics, progress)
 
 
 def train_with_llm(params: dict, *, out_dir: str | Path, progress: bool = False) -> Path:
@@ -175,9 +177,13 @@ def _backbone_llm(params: dict, name: str) -> dict:
     return configured[name]
 
 
-def _run_all(params: dict, runs: dict[str, dict], systems: list[str], pairs, root: Path, metrics: Sequence[str],
-             progress: bool) -> Transfer:
-    """Each run's params (a label → params) writes with ``systems``; the base params' judges score all."""
+def run_labelled(params: dict, runs: dict[str, dict], systems: list[str], pairs, root: Path, metrics: Sequence[str],
+                 progress: bool) -> Transfer:
+    """Each run's params (a label → params) writes with ``systems``; the base params' judges score all.
+
+    The label is the ``backbone`` column of the result (a backbone here; an ablation variant or a
+    team size in :func:`crewlib.experiments.ablations.run_llm_ablations`); one resumable folder each.
+    """
     examples = [e for e, _ in pairs]
     evaluator = Evaluator(params)  # the base params' judges: the same for every run
     eval_examples = [EvalExample.from_rwg(e) for e in examples]
