@@ -519,15 +519,20 @@ NEWS_SUMMARY = (
     ("the related-work section of a scientific paper", "the summary of a news event"),
     ('the related-work section of the paper "', 'the summary of the news event "'),
     ("the related-work section of the target paper", "the summary of the event"),
+    ("You are reading reference [", "You are reading article ["),
+    ("Extract 1 to 3 findings of [", "Extract the 1 to 3 most important facts reported by ["),
+    ("the target paper's related work. Each note is one sentence in your own words.",
+     "the summary of the event. Each note is one short sentence (at most 30 words) in your own words, never a copied "
+     "paragraph."),
     ("the target paper's related work", "the summary of the event"),
     ("the target's related work", "the summary of the event"),
     ("Write in the third person about the cited works (their authors' \"we\" becomes \"the authors\" or the "
-     "method's name).", "Write in the third person (a quoted \"we\" becomes the speaker's name or role)."),
+     "method's name).", "Write in the third person, as a reporter would: never \"we\" or \"I\" outside a quotation."),
     ("Do not describe the target paper as related work, and do not mention", "Do not mention"),
     ("Open with the theme they share, name each work's method where you cite it, say how they differ, and end "
      "with one sentence on how they bear on this paper's problem.",
-     "Open with what they report in common, say where they differ, and end with one sentence on what the event "
-     "means for those affected."),
+     "Open with what they report in common, say where they differ, and end with what happened next or is "
+     "expected next, as the articles report it."),
     ("Group the works by theme and relate them to the target paper.",
      "Merge what the articles report into one account, most important first, and say where they disagree."),
     ("The section so far", "The summary so far"),
