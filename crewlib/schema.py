@@ -333,6 +333,51 @@ class MultiNewsBlock(Block):
     out_dir: str
 
 
+class SQ2EHera(Block):
+    segment_words: int = PositiveInt
+    topic_threshold: float = Field(ge=-1, le=1)
+    max_topics: int = PositiveInt
+    group_words: int = PositiveInt
+
+
+class SQ2EFact(Block):
+    method: Literal["auto", "factcc", "llm"]
+    factcc_path: str | None
+    max_sentences: int = PositiveInt
+    max_tokens: int = PositiveInt
+
+
+class SQ2EMaxTokens(Block):
+    section: int = PositiveInt
+    summary: int = PositiveInt
+    plan: int = PositiveInt
+    answer: int = PositiveInt
+    verdict: int = PositiveInt
+
+
+class SQ2EDG(Block):
+    context_tokens: int | None = Field(default=None, ge=1)
+
+
+class SQ2EBlock(Block):
+    datasets: list[Literal["arxiv", "pubmed"]] = Field(min_length=1)
+    systems: list[Literal["dg", "hera", "sq2e"]] = Field(min_length=1)
+    split: str
+    summary_words: int = PositiveInt
+    part_words: int = PositiveInt
+    section_summary_words: int = PositiveInt
+    evidence_words: int = PositiveInt
+    expert_questions: int = Field(ge=0, le=5)
+    editor_questions: int = Field(ge=0, le=4)
+    rounds: int = PositiveInt
+    seed: int
+    dg: SQ2EDG
+    hera: SQ2EHera
+    max_tokens: SQ2EMaxTokens
+    fact: SQ2EFact
+    out_dir: str
+
+
 class Params(Block):
     llm: LLM
     demo: Demo
@@ -350,6 +395,7 @@ class Params(Block):
     ablations: AblationsBlock
     transfer: TransferBlock
     multinews: MultiNewsBlock
+    sq2e: SQ2EBlock
     baselines: Baselines
 
 

@@ -1,0 +1,332 @@
+"""Long-document summarisers: SQ2E and its baselines, Direct Generation and HERA (docs/method.md, "SQ2E").
+
+Each is built from params (the ``sq2e`` block) and an :class:`~crewlib.llm.LLMClient` — the same
+client, cache and ledger as every other system — and turns a :class:`LongDocument` into a
+:class:`~crewlib.baselines.base.Generation` (no citation keys) whose ``notes`` say what it did:
+SQ2E's whole questioning trace, DG's cut, HERA's topics.
+
+- **DG**: one prompt with the document, cut to the context (the cut is recorded in ``notes``).
+- **HERA**: the document in segments, grouped by topic (MiniLM embeddings: a segment joins the
+  topic whose centroid it is closest to when the cosine reaches ``topic_threshold``, else opens a
+  new one, at most ``max_topics``), the topics reordered by where each first appears with their
+  segments in document order, each topic summarised, the topic summaries aggregated.
+- **SQ2E**: a local summary per part of each section, aggregated; then per round the Expert plans up
+  to ``expert_questions`` content questions from the bank and the Writer answers each from the
+  relevant parts (:mod:`.evidence`), revising when its answer shows a gap; the Evaluator sees the
+  previous and the revised summary in a seeded shuffled order (recorded) and keeps the better; then
+  the Editor does the same with up to ``editor_questions`` yes/no questions ("yes" → revise, "no" →
+  no change). A *valid* question is one whose revision the Evaluator kept.
+
+An answer that stays invalid after the client's re-ask is a counted fallback (``fallbacks``), never
+a crash: a plan falls back to the bank's first questions, an answer or a verdict to no change.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter
+from collections.abc import Mapping
+from typing import ClassVar, Literal
+
+import numpy as np
+import pydantic
+
+from crewlib import prompts
+from crewlib.baselines.base import Generation
+from crewlib.data.records import LongDocument
+from crewlib.llm import Caller, ChatRequest, LLMClient, OutputValidationError
+from crewlib.sq2e.bank import BANKS, Question, bank_lines
+from crewlib.sq2e.evidence import Part, document_parts, select_parts, show
+from crewlib.text import approx_tokens
+
+ROLES = ("expert", "editor")
+
+
+class Plan(pydantic.BaseModel):
+    questions: list[str]
+
+
+class ExpertAnswer(pydantic.BaseModel):
+    answer: str
+    gap: bool
+
+
+class EditorAnswer(pydantic.BaseModel):
+    answer: Literal["yes", "no"]
+    explanation: str = ""
+
+    @pydantic.field_validator("answer", mode="before")
+    @classmethod
+    def _lower(cls, value):
+        return value.strip().strip(".").lower() if isinstance(value, str) else value
+
+
+class Verdict(pydantic.BaseModel):
+    better: Literal["A", "B"]
+    reason: str = ""
+
+    @pydantic.field_validator("better", mode="before")
+    @classmethod
+    def _upper(cls, value):
+        return value.strip().strip(".").removeprefix("Summary ").upper() if isinstance(value, str) else value
+
+
+class Summariser:
+    """Base class: subclasses set ``name`` and implement :meth:`_summarise` → (text, notes)."""
+
+    name: ClassVar[str] = "summariser"
+
+    def __init__(self, params: Mapping, client: LLMClient) -> None:
+        if client is None:
+            raise ValueError(f"{self.name} needs an LLM client (crewlib.llm.connect(params))")
+        self.params = dict(params)
+        self.settings = dict(self.params["sq2e"])
+        self.client = client
+        self.fallbacks: Counter = Counter()
+
+    @property
+    def words(self) -> int:
+        return int(self.settings["summary_words"])
+
+    def max_tokens(self, kind: str) -> int:
+        return int(self.settings["max_tokens"][kind])
+
+    def summarise(self, doc: LongDocument) -> Generation:
+        """The summary of ``doc``; its LLM calls, counted fallbacks and notes are on the result."""
+        mark = self.client.ledger.mark()
+        self.fallbacks = Counter()
+        t0 = time.perf_counter()
+        text, notes = self._summarise(doc)
+        generation = Generation(self.name, doc.id, text.strip(), {}, notes=notes, fallbacks=self.fallbacks)
+        generation.wall_s = time.perf_counter() - t0
+        generation.records = self.client.ledger.since(mark)
+        return generation
+
+    def _summarise(self, doc: LongDocument) -> tuple[str, dict]:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ calls
+    def _request(self, prompt: str, role: str, kind: str, schema=None) -> ChatRequest:
+        messages = [{"role": "system", "content": prompts.SUMMARY_WRITER_SYSTEM}, {"role": "user", "content": prompt}]
+        return ChatRequest(messages, caller=Caller(self.name, role), max_tokens=self.max_tokens(kind), schema=schema,
+                           prompt_version=prompts.PROMPT_VERSION)
+
+    def write(self, prompt: str, role: str, kind: str = "summary") -> str:
+        return self.client.run(self._request(prompt, role, kind)).content.strip()
+
+    def write_all(self, prompts_: list[str], role: str, kind: str) -> list[str]:
+        """Independent prompts answered concurrently (``llm.concurrency``), in order."""
+        return [r.content.strip() for r in self.client.batch([self._request(p, role, kind) for p in prompts_])]
+
+    def ask_json(self, prompt: str, role: str, kind: str, schema, fallback: str):
+        """The parsed answer, or None with ``fallback`` counted when it stays invalid after the re-ask."""
+        try:
+            return self.client.run(self._request(prompt, role, kind, schema)).parsed
+        except OutputValidationError:
+            self.fallbacks[fallback] += 1
+            return None
+
+    def aggregate(self, doc: LongDocument, summaries: list[tuple[str, str]]) -> str:
+        parts = "\n".join(f"- [{name}] {text}" for name, text in summaries)
+        return self.write(prompts.AGGREGATE_SUMMARY.format(title=doc.title or "(untitled)", parts=parts,
+                                                           words=self.words), "writer")
+
+
+class DirectGeneration(Summariser):
+    """One prompt with the document, cut to the model's context; the cut is recorded in ``notes``."""
+
+    name = "dg"
+
+    @property
+    def context_tokens(self) -> int:
+        configured = self.settings["dg"]["context_tokens"]
+        if configured:
+            return int(configured)
+        llm = self.params["llm"]
+        if llm["provider"] == "embedded":
+            return int(llm["embedded"]["n_ctx_per_slot"])
+        raise ValueError("dg: set sq2e.dg.context_tokens to the context of "
+                         f"{llm['model']} (null means the embedded model's llm.embedded.n_ctx_per_slot)")
+
+    def _summarise(self, doc: LongDocument) -> tuple[str, dict]:
+        parts = document_parts(doc, int(self.settings["part_words"]))
+        shell = prompts.DIRECT_SUMMARY.format(title=doc.title or "(untitled)", text="", words=self.words)
+        room = self.context_tokens - self.max_tokens("summary") - approx_tokens(shell + prompts.SUMMARY_WRITER_SYSTEM)
+        kept: list[Part] = []
+        for part in parts:
+            if approx_tokens(show([*kept, part])) > room:
+                break
+            kept.append(part)
+        if not kept:
+            raise ValueError(f"dg: no part of document {doc.id} fits in {self.context_tokens} context tokens")
+        text = self.write(prompts.DIRECT_SUMMARY.format(title=doc.title or "(untitled)", text=show(kept),
+                                                        words=self.words), "writer")
+        total = sum(p.words for p in parts)
+        shown = sum(p.words for p in kept)
+        return text, {"words_total": total, "words_shown": shown, "truncated": shown < total,
+                      "context_tokens": self.context_tokens}
+
+
+def group_segments(embeddings: np.ndarray, threshold: float, max_topics: int) -> list[list[int]]:
+    """HERA's topics: segment indices grouped, topics ordered by first appearance, segments in document order.
+
+    Each segment (in document order) joins the topic whose centroid is most similar (cosine) when the
+    similarity reaches ``threshold`` — or, once ``max_topics`` exist, the most similar topic anyway —
+    else opens a new topic.
+    """
+    if len(embeddings) == 0:
+        return []
+    unit = embeddings / np.maximum(np.linalg.norm(embeddings, axis=1, keepdims=True), 1e-12)
+    topics: list[list[int]] = []
+    for i, vector in enumerate(unit):
+        if topics:
+            centroids = np.stack([unit[t].mean(axis=0) for t in topics])
+            centroids /= np.maximum(np.linalg.norm(centroids, axis=1, keepdims=True), 1e-12)
+            similarity = centroids @ vector
+            best = int(np.argmax(similarity))
+            if similarity[best] >= threshold or len(topics) >= max_topics:
+                topics[best].append(i)
+                continue
+        topics.append([i])
+    return topics
+
+
+class HERA(Summariser):
+    """Segment, group by topic, reorder, summarise each topic, aggregate."""
+
+    name = "hera"
+
+    def _summarise(self, doc: LongDocument) -> tuple[str, dict]:
+        from crewlib.relevance import embed
+
+        hera = self.settings["hera"]
+        segments = document_parts(doc, int(hera["segment_words"]))
+        topics = group_segments(embed([s.text for s in segments]), float(hera["topic_threshold"]),
+                                int(hera["max_topics"]))
+        groups: list[tuple[str, list[Part]]] = []
+        for n, topic in enumerate(topics, start=1):
+            chunk: list[Part] = []
+            for part in (segments[i] for i in topic):  # a large topic is summarised in pieces of group_words
+                if chunk and sum(p.words for p in chunk) + part.words > int(hera["group_words"]):
+                    groups.append((f"topic {n}", chunk))
+                    chunk = []
+                chunk.append(part)
+            groups.append((f"topic {n}", chunk))
+        texts = self.write_all([prompts.HERA_TOPIC_SUMMARY.format(title=doc.title or "(untitled)", text=show(chunk),
+                                                                  words=int(self.settings["section_summary_words"]))
+                                for _, chunk in groups], "topic writer", "section")
+        summary = self.aggregate(doc, [(name, text) for (name, _), text in zip(groups, texts, strict=True)])
+        order = [i for topic in topics for i in topic]  # the segments as the summaries read them
+        notes = {"segments": len(segments), "topics": topics, "reordered": order != sorted(order)}
+        return summary, notes
+
+
+class SQ2E(Summariser):
+    """Expert–editor stepwise questioning (module docstring)."""
+
+    name = "sq2e"
+
+    def _summarise(self, doc: LongDocument) -> tuple[str, dict]:
+        parts = document_parts(doc, int(self.settings["part_words"]))
+        if not parts:
+            raise ValueError(f"sq2e: document {doc.id} has no text")
+        title = doc.title or "(untitled)"
+        names = [p.section + (f" (part {k})" if k > 1 else "") for p, k in _numbered(parts)]
+        local = self.write_all([prompts.SECTION_SUMMARY.format(title=title, name=name, text=p.text,
+                                                               words=int(self.settings["section_summary_words"]))
+                                for p, name in zip(parts, names, strict=True)], "section writer", "section")
+        summary = initial = self.aggregate(doc, list(zip(names, local, strict=True)))
+        steps: list[dict] = []
+        for round_ in range(int(self.settings["rounds"])):
+            for role in ROLES:
+                for question in self.plan(role, summary, title):
+                    step = self.step(doc, parts, role, question, summary, round_)
+                    steps.append(step)
+                    if step["kept"] == "revised":
+                        summary = step["revised"]
+        valid = Counter(s["role"] for s in steps if s["valid"])
+        asked = Counter(s["role"] for s in steps)
+        notes = {"initial": initial, "section_summaries": dict(zip(names, local, strict=True)), "steps": steps,
+                 "asked": {r: asked[r] for r in ROLES}, "valid": {r: valid[r] for r in ROLES}}
+        return summary, notes
+
+    def plan(self, role: str, summary: str, title: str) -> list[Question]:
+        """The role's questions, in its chosen order: known ids, no repeats, at most the role's limit."""
+        bank = BANKS[role]
+        n = int(self.settings[f"{role}_questions"])
+        kind = "content questions" if role == "expert" else "yes/no questions; \"yes\" means a problem to fix"
+        prompt = prompts.QUESTION_PLAN.format(role=role, title_part=f' ("{title}")', summary=summary, kind=kind,
+                                              bank=bank_lines(bank), n=n)
+        answer = self.ask_json(prompt, role, "plan", Plan, "plan_invalid")
+        by_id = {q.id.upper(): q for q in bank}
+        chosen: list[Question] = []
+        for raw in answer.questions if answer else []:
+            q = by_id.get(str(raw).strip().upper())
+            if q is None:
+                self.fallbacks["plan_unknown_id"] += 1
+            elif q not in chosen and len(chosen) < n:
+                chosen.append(q)
+        if not chosen:  # no usable plan: the bank's first questions, counted
+            self.fallbacks["plan_default"] += 1
+            chosen = list(bank[:n])
+        return chosen
+
+    def step(self, doc: LongDocument, parts: list[Part], role: str, question: Question, summary: str,
+             round_: int) -> dict:
+        """One question: the answer, a revision when it calls for one, the Evaluator's verdict."""
+        title = doc.title or "(untitled)"
+        evidence = show(select_parts(parts, f"{question.text} {summary}", int(self.settings["evidence_words"])))
+        step = {"round": round_, "role": role, "question": question.id, "text": question.text, "answer": None,
+                "revise": False, "revised": None, "shown": None, "verdict": None, "kept": "previous", "valid": False}
+        if role == "expert":
+            reply = self.ask_json(prompts.EXPERT_ANSWER.format(title=title, evidence=evidence, summary=summary,
+                                                               question=question.text),
+                                  "writer", "answer", ExpertAnswer, "answer_invalid")
+            if reply is not None:
+                step["answer"], step["revise"] = reply.answer, reply.gap
+        else:
+            reply = self.ask_json(prompts.EDITOR_ANSWER.format(title=title, evidence=evidence, summary=summary,
+                                                               question=question.text),
+                                  "writer", "answer", EditorAnswer, "answer_invalid")
+            if reply is not None:
+                step["answer"] = f"{reply.answer}: {reply.explanation}".strip(": ")
+                step["revise"] = reply.answer == "yes"
+        if not step["revise"]:
+            return step
+        revised = self.write(prompts.REVISE_SUMMARY.format(title=title, evidence=evidence, summary=summary, role=role,
+                                                           question=question.text, answer=step["answer"],
+                                                           words=self.words), "writer")
+        step["revised"] = revised
+        if not revised or revised == summary:
+            self.fallbacks["revision_unchanged"] += 1
+            return step
+        shown = ["previous", "revised"]
+        random.Random(f"{self.settings['seed']}|{doc.id}|{round_}|{role}|{question.id}").shuffle(shown)
+        texts = {"previous": summary, "revised": revised}
+        verdict = self.ask_json(prompts.COMPARE_SUMMARIES.format(evidence=evidence, a=texts[shown[0]],
+                                                                 b=texts[shown[1]]),
+                                "evaluator", "verdict", Verdict, "verdict_invalid")
+        step["shown"] = shown
+        if verdict is not None:
+            step["verdict"] = verdict.better
+            step["kept"] = shown[0] if verdict.better == "A" else shown[1]
+            step["valid"] = step["kept"] == "revised"
+        return step
+
+
+def _numbered(parts: list[Part]):
+    """(part, its number within its section)."""
+    seen: Counter = Counter()
+    for part in parts:
+        seen[part.section] += 1
+        yield part, seen[part.section]
+
+
+SUMMARISERS: dict[str, type[Summariser]] = {cls.name: cls for cls in (DirectGeneration, HERA, SQ2E)}
+
+
+def make_summariser(name: str, params: Mapping, client: LLMClient) -> Summariser:
+    if name not in SUMMARISERS:
+        raise ValueError(f"unknown summariser {name!r}; known: {sorted(SUMMARISERS)}")
+    return SUMMARISERS[name](params, client)

@@ -1,0 +1,211 @@
+"""SQ2E and its baselines against a scripted endpoint (a test double), HERA's grouping, factual consistency."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+
+import numpy as np
+import pytest
+
+from crewlib.config import load_params
+from crewlib.data.records import LongDocument, Section
+from crewlib.llm.http_endpoint import ChatEndpoint, Reply, completion
+from crewlib.sq2e import SQ2E, DirectGeneration, FactualConsistency, document_parts, group_segments, select_parts
+from crewlib.sq2e.metrics import FactCCUnavailable
+
+
+class ScriptedSummaryEndpoint(ChatEndpoint):
+    """Test double: answers each SQ2E prompt by its kind, with scripted plans, answers and verdicts."""
+
+    def __init__(self, *, expert_plan, editor_plan, gaps=(), yes=(), verdict="A", facts=None) -> None:
+        super().__init__(self._respond)
+        self.expert_plan, self.editor_plan = expert_plan, editor_plan
+        self.gaps, self.yes, self.verdict, self.facts = set(gaps), set(yes), verdict, facts or {}
+        self.revisions = 0
+        self.prompts: list[str] = []
+        self._lock = threading.Lock()
+
+    def _respond(self, request: dict) -> Reply:
+        messages = request["messages"]
+        prompt = messages[-1]["content"]
+        if prompt.startswith("That answer was not usable"):  # the client's re-ask: answer the question again
+            prompt = messages[-3]["content"]
+        with self._lock:
+            self.prompts.append(prompt)
+            answer = self._answer(prompt)
+        return Reply(200, completion(answer, model="scripted", prompt_tokens=10, completion_tokens=5))
+
+    def _answer(self, prompt: str) -> str:
+        if "Summarise this section" in prompt:
+            return "Local summary: " + re.search(r'Section "([^"]+)"', prompt).group(1) + "."
+        if "Write one summary of the whole document" in prompt:
+            return "The initial summary states the problem."
+        if "Choose up to" in prompt:
+            plan = self.expert_plan if "You are the expert" in prompt else self.editor_plan
+            return plan if isinstance(plan, str) else json.dumps({"questions": plan})
+        question = re.search(r"The (?:expert|editor) asks(?: \(yes or no\))?: (.*)", prompt)
+        if question and "Answer the question from the passages" in prompt:
+            qid = _question_id(question.group(1))
+            return json.dumps({"answer": f"Answer to {qid}.", "gap": qid in self.gaps})
+        if question and 'Answer "yes" or "no"' in prompt:
+            qid = _question_id(question.group(1))
+            return json.dumps({"answer": "Yes" if qid in self.yes else "no", "explanation": "Checked."})
+        if "Revise the summary" in prompt:
+            self.revisions += 1
+            return f"Revised summary number {self.revisions}."
+        if "Which summary is better" in prompt:
+            return json.dumps({"better": self.verdict, "reason": "More complete."})
+        if "A sentence from a summary" in prompt:
+            sentence = re.search(r"A sentence from a summary of this document: (.*)", prompt).group(1)
+            label = self.facts.get(sentence, "neutral")
+            return label if label == "not json" else json.dumps({"reason": "r", "label": label})
+        if "Summarise the document in at most" in prompt:
+            return "A direct summary."
+        raise AssertionError(f"unexpected prompt: {prompt[:120]}")
+
+
+def _question_id(text: str) -> str:
+    from crewlib.sq2e.bank import EDITOR, EXPERT
+
+    return next(q.id for q in (*EXPERT, *EDITOR) if q.text == text.strip())
+
+
+def _document(words_per_section: int = 120) -> LongDocument:
+    sections = tuple(Section(name, " ".join(f"{name.lower()}{i % 17}" if i % 2 else f"value{i}"
+                                            for i in range(words_per_section)))
+                     for name in ("Introduction", "Methods", "Results", "Conclusion"))
+    return LongDocument("doc-1", "\n".join(s.text for s in sections), "The abstract.", sections, title="A study")
+
+
+@pytest.fixture
+def params(tmp_path):
+    return load_params("quick", {"llm": {"cache_dir": str(tmp_path / "cache")}, "sq2e": {"part_words": 80}})
+
+
+@pytest.fixture
+def endpoint_client(make_client):
+    def factory(**script):
+        endpoint = ScriptedSummaryEndpoint(**script)
+        endpoint.__enter__()
+        factory.endpoints.append(endpoint)
+        return endpoint, make_client(endpoint, cache_mode="off")  # each script answers afresh
+
+    factory.endpoints = []
+    yield factory
+    for endpoint in factory.endpoints:
+        endpoint.__exit__(None, None, None)
+
+
+def test_questions_are_planned_from_the_bank_within_the_limits_and_every_step_is_recorded(params, endpoint_client):
+    endpoint, client = endpoint_client(expert_plan=["E2", "E99", "E2", "E9", "E1", "E3", "E4", "E5"],
+                                       editor_plan=["D3", "D1", "D2", "D5", "D6"], gaps={"E2", "E9"}, yes={"D3"})
+    summary = SQ2E(params, client).summarise(_document())
+    steps = summary.notes["steps"]
+    assert [s["question"] for s in steps] == ["E2", "E9", "E1", "E3", "E4", "D3", "D1", "D2", "D5"]  # 5, then 4
+    assert summary.fallbacks["plan_unknown_id"] == 1  # E99 is not in the bank; the repeated E2 is dropped
+    # the initial summary: one local summary per part of a section (120 words in parts of 80: two parts each)
+    assert len(summary.notes["section_summaries"]) == 8 and "Methods (part 2)" in summary.notes["section_summaries"]
+    assert summary.notes["initial"] == "The initial summary states the problem."
+    # revised only where the answer shows a gap (expert) or is "yes" (editor; "Yes" is read as yes)
+    assert [s["question"] for s in steps if s["revise"]] == ["E2", "E9", "D3"]
+    assert all(s["revised"] is None and s["shown"] is None for s in steps if not s["revise"])
+    assert summary.notes["asked"] == {"expert": 5, "editor": 4}
+
+
+def test_the_evaluator_sees_a_recorded_shuffled_order_and_the_better_version_is_kept(params, endpoint_client):
+    for verdict in ("A", "B"):
+        _, client = endpoint_client(expert_plan=["E1", "E2", "E3", "E4", "E5"], editor_plan=["D1", "D2", "D3", "D4"],
+                                    gaps={"E1", "E2", "E3", "E4", "E5"}, yes={"D1", "D2", "D3", "D4"},
+                                    verdict=verdict)
+        summary = SQ2E(params, client).summarise(_document())
+        compared = [s for s in summary.notes["steps"] if s["shown"]]
+        assert len(compared) == 9 and all(sorted(s["shown"]) == ["previous", "revised"] for s in compared)
+        assert {tuple(s["shown"]) for s in compared} == {("previous", "revised"), ("revised", "previous")}
+        for s in compared:
+            assert s["verdict"] == verdict and s["kept"] == s["shown"][0 if verdict == "A" else 1]
+            assert s["valid"] == (s["kept"] == "revised")
+        valid = [s for s in compared if s["valid"]]
+        assert summary.notes["valid"] == {"expert": sum(s["role"] == "expert" for s in valid),
+                                          "editor": sum(s["role"] == "editor" for s in valid)}
+        # the final summary is the last revision kept; a step sees the summary the previous steps left
+        kept = [s["revised"] for s in compared if s["kept"] == "revised"]
+        assert summary.text == (kept[-1] if kept else summary.notes["initial"])
+        orders = [tuple(s["shown"]) for s in compared]
+    again = SQ2E(params, endpoint_client(expert_plan=["E1", "E2", "E3", "E4", "E5"],
+                                         editor_plan=["D1", "D2", "D3", "D4"], gaps={"E1", "E2", "E3", "E4", "E5"},
+                                         yes={"D1", "D2", "D3", "D4"}, verdict="B")[1]).summarise(_document())
+    assert [tuple(s["shown"]) for s in again.notes["steps"] if s["shown"]] == orders  # seeded: the same order
+
+
+def test_an_unusable_plan_falls_back_to_the_banks_first_questions_counted(params, endpoint_client):
+    _, client = endpoint_client(expert_plan="no json here", editor_plan=["D9"])
+    summary = SQ2E(params, client).summarise(_document())
+    assert [s["question"] for s in summary.notes["steps"]] == ["E1", "E2", "E3", "E4", "E5", "D1", "D2", "D3", "D4"]
+    assert summary.fallbacks["plan_invalid"] == 1 and summary.fallbacks["plan_default"] == 2
+    assert summary.fallbacks["plan_unknown_id"] == 1
+
+
+def test_questions_per_round_are_capped_and_rounds_repeat_the_questioning(params, endpoint_client):
+    two_rounds = load_params("quick", {**{"llm": params["llm"]}, "sq2e": {"part_words": 80, "rounds": 2,
+                                                                         "expert_questions": 2, "editor_questions": 1}})
+    _, client = endpoint_client(expert_plan=["E1", "E2", "E3"], editor_plan=["D1", "D2"])
+    steps = SQ2E(two_rounds, client).summarise(_document()).notes["steps"]
+    assert [(s["round"], s["question"]) for s in steps] == [(0, "E1"), (0, "E2"), (0, "D1"),
+                                                            (1, "E1"), (1, "E2"), (1, "D1")]
+
+
+def test_a_long_document_is_shown_in_parts_and_answers_come_from_the_most_relevant_ones():
+    doc = _document(words_per_section=300)
+    parts = document_parts(doc, 100)
+    assert len(parts) == 12 and all(p.words <= 100 for p in parts)
+    assert [p.section for p in parts[:4]] == ["Introduction"] * 3 + ["Methods"]
+    chosen = select_parts(parts, "results3 value7 results9", budget_words=250)
+    assert sum(p.words for p in chosen) <= 250 and all(p.section == "Results" for p in chosen)
+    assert [p.index for p in chosen] == sorted(p.index for p in chosen)  # shown in document order
+    assert len(select_parts(parts, "methods1", budget_words=10)) == 1  # the best part, even over the budget
+
+
+def test_direct_generation_records_the_cut_of_a_document_longer_than_the_context(params, endpoint_client):
+    _, client = endpoint_client(expert_plan=[], editor_plan=[])
+    small = load_params("quick", {"llm": params["llm"], "sq2e": {"part_words": 80, "dg": {"context_tokens": 900}}})
+    summary = DirectGeneration(small, client).summarise(_document(words_per_section=300))
+    notes = summary.notes
+    assert summary.text == "A direct summary." and notes["truncated"]
+    assert 0 < notes["words_shown"] < notes["words_total"] == 1200
+    whole = DirectGeneration(params, client).summarise(_document(words_per_section=60)).notes
+    assert not whole["truncated"] and whole["words_shown"] == whole["words_total"] == 240
+
+
+def test_hera_groups_segments_by_topic_and_reorders_them_by_first_appearance():
+    a, b, c = np.eye(3)
+    vectors = np.stack([a, b, a + 0.1 * c, c, b + 0.1 * a, a])
+    assert group_segments(vectors, threshold=0.8, max_topics=5) == [[0, 2, 5], [1, 4], [3]]
+    assert group_segments(vectors, threshold=0.8, max_topics=2) == [[0, 2, 3, 5], [1, 4]]  # capped: nearest topic
+    assert group_segments(vectors, threshold=-1.0, max_topics=5) == [[0, 1, 2, 3, 4, 5]]
+    assert group_segments(np.zeros((0, 3)), threshold=0.5, max_topics=3) == []
+
+
+def test_factual_consistency_is_the_share_of_judged_sentences_entailed_with_missing_ones_counted(params,
+                                                                                                endpoint_client):
+    facts = {"The study ran in 2020.": "entailment", "It found no effect.": "contradiction",
+             "It used a survey.": "not json"}
+    _, client = endpoint_client(expert_plan=[], editor_plan=[], facts=facts)
+    metric = FactualConsistency(params, client)
+    assert "LLM entailment" in metric.label and "not FactCC" in metric.label
+    score = metric.score("The study ran in 2020. It found no effect. It used a survey.", _document())
+    assert score == {"factual_consistency": 0.5, "fact_sentences": 3, "fact_missing": 1}
+    assert np.isnan(metric.score("", _document())["factual_consistency"])
+
+
+def test_factcc_without_weights_is_a_clear_error_or_the_labelled_llm_fallback(params, endpoint_client, tmp_path):
+    _, client = endpoint_client(expert_plan=[], editor_plan=[])
+    forced = load_params("quick", {"sq2e": {"fact": {"method": "factcc"}}})
+    with pytest.raises(FactCCUnavailable, match="no weights are given"):
+        FactualConsistency(forced, client)
+    broken = load_params("quick", {"sq2e": {"fact": {"method": "factcc", "factcc_path": str(tmp_path)}}})
+    with pytest.raises(FactCCUnavailable, match="holds no config.json"):
+        FactualConsistency(broken, client)
+    auto = load_params("quick", {"sq2e": {"fact": {"factcc_path": str(tmp_path)}}})
+    assert "LLM entailment" in FactualConsistency(auto, client).label  # auto: falls back, labelled
