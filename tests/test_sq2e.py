@@ -38,6 +38,10 @@ class ScriptedSummaryEndpoint(ChatEndpoint):
         return Reply(200, completion(answer, model="scripted", prompt_tokens=10, completion_tokens=5))
 
     def _answer(self, prompt: str) -> str:
+        if "Summarise the document in at most" in prompt:  # first: the sample's articles are about summaries
+            return "A direct summary."
+        if "Summarise what these passages say" in prompt:
+            return "A topic summary."
         if "Summarise this section" in prompt:
             return "Local summary: " + re.search(r'Section "([^"]+)"', prompt).group(1) + "."
         if "Write one summary of the whole document" in prompt:
@@ -61,8 +65,7 @@ class ScriptedSummaryEndpoint(ChatEndpoint):
             sentence = re.search(r"A sentence from a summary of this document: (.*)", prompt).group(1)
             label = self.facts.get(sentence, "neutral")
             return label if label == "not json" else json.dumps({"reason": "r", "label": label})
-        if "Summarise the document in at most" in prompt:
-            return "A direct summary."
+
         raise AssertionError(f"unexpected prompt: {prompt[:120]}")
 
 
@@ -209,3 +212,41 @@ def test_factcc_without_weights_is_a_clear_error_or_the_labelled_llm_fallback(pa
         FactualConsistency(broken, client)
     auto = load_params("quick", {"sq2e": {"fact": {"factcc_path": str(tmp_path)}}})
     assert "LLM entailment" in FactualConsistency(auto, client).label  # auto: falls back, labelled
+
+
+def test_run_sq2e_scores_every_system_counts_valid_questions_and_resumes(tmp_path):
+    from crewlib.experiments.sq2e import run_sq2e
+
+    endpoint = ScriptedSummaryEndpoint(expert_plan=["E2", "E9"], editor_plan=["D1"], gaps={"E2"}, yes={"D1"},
+                                       verdict="B", facts={})
+    with endpoint:
+        params = load_params("quick", {"llm": {"provider": "openai", "base_url": endpoint.base_url,
+                                               "model": "scripted", "api_key_env": "", "cache_mode": "off",
+                                               "max_retries": 0},
+                                       "sq2e": {"expert_questions": 2, "editor_questions": 1,
+                                                "dg": {"context_tokens": 8000}}})
+        run = run_sq2e(params, targets=1, out_dir=tmp_path)
+        asked = len(endpoint.prompts)
+        again = run_sq2e(params, targets=1, out_dir=tmp_path)  # resumed: only the scores ask again
+    table = run.table()
+    assert list(table.index) == [(d, s) for d in ("arxiv", "pubmed") for s in ("dg", "hera", "sq2e")]
+    assert (table["summaries"] == "1/1").all() and "not FactCC" in run.fact_label
+    summary = run.summary.set_index(["dataset", "system", "metric"])["mean"]
+    assert 0 <= summary["arxiv", "sq2e", "rouge1"] <= 1 and summary["arxiv", "dg", "factual_consistency"] == 0.0
+    valid = run.valid_questions().set_index(["dataset", "role"])
+    assert valid.loc[("arxiv", "expert"), "asked"] == 2 and valid.loc[("arxiv", "editor"), "asked"] == 1
+    trace = run.example_trace("pubmed")
+    assert trace["initial"] != trace["final"] and [s["question"] for s in trace["steps"]] == ["E2", "E9", "D1"]
+    lengths = run.lengths()
+    assert lengths.loc[("arxiv", "paper (300 test documents)"), "article words"] == 5171.85
+    assert lengths.loc[("pubmed", "ours"), "documents"] == 1
+    assert [g.text for g in again.generations["arxiv"]] == [g.text for g in run.generations["arxiv"]]
+    assert not any("Summarise this section" in p for p in endpoint.prompts[asked:])  # nothing generated twice
+
+
+def test_sentences_are_counted_as_the_datasets_delimit_them():
+    from crewlib.experiments.sq2e import count_sentences
+
+    assert count_sentences("one result . unlike ours\n, many planets ( @xmath1 ) .\nthese spawned theories .") == 4
+    assert count_sentences("A study of 3.5 mg doses. It worked! Did it?") == 3
+    assert count_sentences("") == 0

@@ -38,6 +38,13 @@ TRANSFER = {"LLaMA 3.1 8B": (3.04, 3.57), "Gemini 2.0 Flash": (3.28, 3.71), "GPT
 # Multi-News (CREW paper): CREW's Overall, and its margin over the Orchestrator and SRW as the paper states them
 MULTINEWS = {("crew", "judge_overall"): 3.84}
 MULTINEWS_CREW_MINUS = {"orchestrator": 0.09, "srw": 0.47}
+# SQ2E paper, Table 1: length statistics of its 300-document test samples (mean per document)
+SQ2E_LENGTHS = {
+    "arxiv": {"article words": 5171.85, "article sentences": 206.32, "summary words": 257.94,
+              "summary sentences": 9.61},
+    "pubmed": {"article words": 2872.13, "article sentences": 206.31, "summary words": 194.22,
+               "summary sentences": 6.85},
+}
 # Human pairwise evaluation, CREW vs SRW (20 papers): share of judgements preferring CREW
 HUMAN_CREW_VS_SRW = {"coverage": 0.53, "logic": 0.60, "relevance": 0.57, "overall": 0.567}
 

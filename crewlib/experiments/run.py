@@ -25,7 +25,7 @@ import json
 import re
 import warnings
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +33,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from crewlib.baselines import SYSTEMS, SystemUnavailableError, make_system, system_class
+from crewlib.baselines.base import Generation
 from crewlib.data.records import RWGExample
 from crewlib.llm import LLMClient, LLMError
 from crewlib.lock import output_lock
@@ -122,8 +123,13 @@ def generate_pair(system_name: str, example: RWGExample, task: Task | None, para
         generation = system.generate(example, task)
     except (SystemUnavailableError, LLMError, ValueError) as exc:
         return GenerationResult(system_name, example.target_id, None, f"{type(exc).__name__}: {exc}")
+    return result_of(generation)
+
+
+def result_of(generation: Generation) -> GenerationResult:
+    """A system's :class:`Generation` as the typed, saveable result (an empty text becomes an error)."""
     result = GenerationResult(
-        system_name, example.target_id, generation.text, None, dict(generation.key_to_id),
+        generation.system, generation.example_id, generation.text, None, dict(generation.key_to_id),
         fallbacks=sum(generation.fallbacks.values()), fallback_reasons=dict(generation.fallbacks),
         notes=json.loads(json.dumps(generation.notes, default=str)),
         **{k: v for k, v in generation.cost.items()})
@@ -172,29 +178,43 @@ def run_generations(names: Sequence[str], examples: Sequence[RWGExample], params
     needs_client = [n for n in names if system_class(n).uses_llm]
     if backend == "local" and client is None and needs_client:
         raise ValueError(f"{', '.join(needs_client)} need(s) an LLM client (crewlib.llm.connect(params))")
+    by_id = {e.target_id: e for e in examples}
+    tasks = tasks or {}
+
+    def produce(pending: list[tuple[str, str]]) -> Iterable[GenerationResult]:
+        pairs = [(n, by_id[i]) for n, i in pending]
+        if backend == "ray":
+            from crewlib.experiments.ray_backend import ray_results
+
+            return ray_results(pairs, tasks, params, settings)
+        return (generate_pair(n, e, tasks.get(e.target_id), params, client) for n, e in pairs)
+
+    return resumable([(name, e.target_id) for name in names for e in examples], produce, out_dir=out_dir,
+                     progress=progress)
+
+
+def resumable(order: Sequence[tuple[str, str]], produce: Callable[[list[tuple[str, str]]], Iterable[GenerationResult]],
+              *, out_dir: str | Path | None, progress: bool = True) -> Generations:
+    """The results of every (system, example id) of ``order``, those finished in ``out_dir`` read back.
+
+    ``produce(pending)`` yields the results of the pending pairs (in any order); each finished one is
+    appended to ``out_dir/generations.jsonl`` at once, failures are not (a rerun retries them).
+    """
     path = Path(out_dir) / GENERATIONS_FILE if out_dir else None
     with output_lock(path.parent) if path else contextlib.nullcontext():
         done = read_generations(path) if path else {}
         if path:
             _end_last_line(path)
-        order = [(name, example) for name in names for example in examples]
-        pending = [(n, e) for n, e in order if (n, e.target_id) not in done]
-        tasks = tasks or {}
+        pending = [pair for pair in order if pair not in done]
         bar = tqdm(total=len(order), initial=len(order) - len(pending), desc="generating", disable=not progress)
-        if backend == "ray":
-            from crewlib.experiments.ray_backend import ray_results
-
-            results = ray_results(pending, tasks, params, settings)
-        else:
-            results = (generate_pair(n, e, tasks.get(e.target_id), params, client) for n, e in pending)
-        for result in results:
+        for result in produce(pending):
             done[(result.system, result.example)] = result
             if path and result.ok:  # failures are retried on the next run
                 with path.open("a", encoding="utf-8") as fh:
                     fh.write(json.dumps(result.to_row(), ensure_ascii=False, default=str) + "\n")
             bar.update(1)
         bar.close()
-    return Generations(done[(n, e.target_id)] for n, e in order)
+    return Generations(done[pair] for pair in order)
 
 
 def _end_last_line(path: Path) -> None:
