@@ -140,3 +140,25 @@ def plot_action_shares(shares, ax: plt.Axes, title: str = "") -> None:
     ax.set_xlabel("share of agent-rounds")
     ax.legend(fontsize=8, ncol=len(shares.columns), loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)
     _title(ax, title)
+
+
+def plot_valid_questions(valid, ax: plt.Axes, title: str = "") -> None:
+    """SQ2E's Figure 3: valid questions per document, one group of bars per dataset, one bar per role.
+
+    ``valid``: :meth:`crewlib.experiments.sq2e.SQ2EResults.valid_questions` (asked beside, hatched).
+    """
+    datasets = list(dict.fromkeys(valid["dataset"]))
+    roles = list(dict.fromkeys(valid["role"]))
+    x = np.arange(len(datasets))
+    width = 0.8 / max(len(roles), 1)
+    for i, role in enumerate(roles):
+        part = valid[valid["role"] == role].set_index("dataset").reindex(datasets)
+        offset = x + (i - (len(roles) - 1) / 2) * width
+        ax.bar(offset, part["asked"] / part["documents"], width, color="none", edgecolor=ACTION_COLOURS[i],
+               hatch="//", label=f"{role}: asked")
+        ax.bar(offset, part["valid per document"], width * 0.7, color=ACTION_COLOURS[i], label=f"{role}: valid")
+    ax.set_xticks(x, datasets)
+    ax.set_ylabel("questions per document")
+    ax.legend(fontsize=8, ncol=2)
+    ax.grid(axis="y", alpha=0.3)
+    _title(ax, title)

@@ -3,13 +3,17 @@
 A notebook whose quick-mode LLM answers are still being recorded cannot run in replay mode (a
 missing answer is an error, by design), so it is listed in ``RECORDING`` with its state until
 its recording is complete and shipped in ``notebooks/llm_cache/``; the run's header names each
-one, so a notebook is never left out silently. Record one with
-``python -m crewlib.experiments.main_results`` (05) or by running it with ``cache_mode read_write``.
+one, so a notebook is never left out silently. Record one with its module's command line
+(``python -m crewlib.experiments.main_results`` for 05, ``... .multinews`` 07, ``... .ablations`` 08,
+``... .sq2e`` 10) or by running it with ``cache_mode read_write``.
 """
 
 from __future__ import annotations
 
-RECORDING: dict[str, str] = {}  # notebook file → why it is not executed yet
+RECORDING: dict[str, str] = {  # notebook file → why it is not executed yet
+    "10_sq2e.ipynb": "its 1.5B answers are not recorded yet (python -m crewlib.experiments.sq2e); its whole path "
+                     "runs in tests/test_sq2e.py against a scripted endpoint",
+}
 collect_ignore = list(RECORDING)
 
 

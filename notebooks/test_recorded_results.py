@@ -88,6 +88,29 @@ def test_ablations_retrain_every_variant_and_the_failure_run_replays_every_call(
     assert set(api.index.get_level_values(0)) == {"crew", "orchestrator"}
     assert (api.unrecorded == 0).all() and (api.xs(0.0, level="rate").injected == 0).all()
     assert r["paper"]["api_failures_s"] == {"crew": 812.0, "orchestrator": 1012.0}
+    # with the LLM: every variant's shipped controller (this run's first-seed training) and every team size wrote
+    assert all(r["shipped_matches_training"].values()) and set(r["shipped_matches_training"]) == variants - {"CREW"}
+    llm = pd.DataFrame(r["llm"])
+    assert set(llm.backbone) == variants | {"2 agents", "4 agents", "6 agents"}
+    assert (pd.DataFrame(r["llm_drafts"]).ok == 5).all() and "1.5b" in set(r["llm_models"].values()).pop()
+    assert llm.query("metric == 'judge_overall'")["mean"].between(1, 5).all()
+
+
+def test_multinews_runs_the_papers_systems_on_every_cluster_with_rouge_and_the_paper_beside():
+    r = _load("07_multinews")
+    assert set(r["systems"]) >= {"crew", "orchestrator", "srw", "long_context", "rag"}
+    assert len(r["examples"]) == 6 and r["drafts"]["crew"] == 6 and "1.5b" in r["model"]
+    summary = pd.DataFrame(r["summary"]).set_index(["system", "metric"])
+    for system, drafts in r["drafts"].items():  # scored where it wrote; where it did not, the reason is recorded
+        if drafts:
+            assert summary.loc[(system, "rouge2"), "mean"] > 0, system
+        else:
+            assert r["errors"][system], system
+    assert summary.loc[("crew", "judge_overall"), "mean"] <= 5
+    margins = pd.DataFrame(r["crew_minus"]).set_index("CREW −")
+    assert margins.loc["orchestrator", "paper"] == 0.09 and margins.loc["srw", "paper"] == 0.47
+    table = pd.DataFrame(r["table"]).set_index("system")
+    assert table.loc["crew", "Overall (paper)"] == "3.84" and table.loc["srw", "Overall (paper)"] == "—"
 
 
 def test_notebook_05_runs_on_the_llm_free_systems_alone_and_marks_the_groups_it_did_not_run(tmp_path, monkeypatch):
@@ -105,3 +128,16 @@ def test_notebook_05_runs_on_the_llm_free_systems_alone_and_marks_the_groups_it_
     table = pd.read_csv(figures / "05_crew_table.csv", index_col="system")
     assert table.loc["extractive", "Overall"] == "not run (judge)" and "Overall (paper)" in table.columns
     assert (figures / "05_quality_vs_tokens.png").stat().st_size > 10_000
+
+
+def test_sq2e_summarises_every_document_with_every_system_and_labels_its_instruments():
+    r = _load("10_sq2e")
+    assert r["datasets"] == ["arxiv", "pubmed"] and "1.5b" in r["model"]
+    summaries = pd.DataFrame(r["summaries"])
+    assert set(summaries.system) == {"dg", "hera", "sq2e"} and (summaries.ok == 3).all()
+    assert "not FactCC" in r["fact_label"] and "not comparable" in r["bertscore_label"]
+    valid = pd.DataFrame(r["valid_questions"]).set_index(["dataset", "role"])
+    assert (valid.valid <= valid.asked).all() and (valid.xs("expert", level="role").asked <= 5 * 3).all()
+    lengths = pd.DataFrame(r["lengths"]).set_index(["dataset", "source"])
+    assert lengths.loc[("pubmed", "paper (300 test documents)"), "summary words"] == 194.22
+    assert r["example"]["steps"] and r["example"]["initial"]

@@ -250,3 +250,34 @@ def test_sentences_are_counted_as_the_datasets_delimit_them():
     assert count_sentences("one result . unlike ours\n, many planets ( @xmath1 ) .\nthese spawned theories .") == 4
     assert count_sentences("A study of 3.5 mg doses. It worked! Did it?") == 3
     assert count_sentences("") == 0
+
+
+def test_notebook_10_runs_end_to_end_against_an_openai_compatible_endpoint(tmp_path, monkeypatch):
+    """The notebook's whole path (tables, figure, worked example, results JSON) on one document per dataset."""
+    import papermill
+
+    from crewlib.config import PROJECT_ROOT
+    from crewlib.experiments import results
+
+    for var in ("CREW_LLM_CACHE_MODE", "CREW_LLM_BASE_URL", "CREW_LLM_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+    endpoint = ScriptedSummaryEndpoint(expert_plan=["E1", "E2"], editor_plan=["D3"], gaps={"E1"}, yes={"D3"},
+                                       verdict="B", facts={})
+    with endpoint:
+        params_file = tmp_path / "scripted.yaml"
+        params_file.write_text(
+            "base: quick\n"
+            f"llm: {{provider: openai, base_url: '{endpoint.base_url}', model: scripted, api_key_env: '', "
+            "cache_mode: 'off', max_retries: 0}\n"
+            "sq2e: {expert_questions: 2, editor_questions: 1, dg: {context_tokens: 8000}}\n")
+        figures = tmp_path / "figures"
+        papermill.execute_notebook(str(PROJECT_ROOT / "notebooks" / "10_sq2e.ipynb"), str(tmp_path / "10.ipynb"),
+                                   progress_bar=False,
+                                   parameters={"params_file": str(params_file), "figures_dir": str(figures),
+                                               "out_dir": str(tmp_path / "out"), "targets": 1})
+    r = results.load(figures / "10_results.json")
+    assert r["model"] == "scripted" and r["datasets"] == ["arxiv", "pubmed"]
+    assert {(row["dataset"], row["system"]) for row in r["table"]} == {
+        (d, s) for d in ("arxiv", "pubmed") for s in ("dg", "hera", "sq2e")}
+    assert [s["question"] for s in r["example"]["steps"]] == ["E1", "E2", "D3"]
+    assert (figures / "10_valid_questions.png").stat().st_size > 5_000
