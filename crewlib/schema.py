@@ -344,6 +344,7 @@ class SQ2EFact(Block):
     method: Literal["auto", "factcc", "llm"]
     factcc_path: str | None
     max_sentences: int = PositiveInt
+    evidence_words: int = PositiveInt
     max_tokens: int = PositiveInt
 
 

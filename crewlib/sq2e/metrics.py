@@ -7,7 +7,8 @@
   (``sq2e.fact.factcc_path`` or ``CREW_FACTCC_PATH``: a folder with a BERT sequence classifier whose
   labels include CORRECT) the classifier labels each (document, sentence) pair, the document cut to
   its 512 tokens as FactCC was trained. Without them (offline), the first judge of ``eval.judges``
-  labels each sentence against the document's parts most relevant to it (:mod:`.evidence`):
+  labels each sentence against the document's parts most relevant to it (:mod:`.evidence`, within
+  ``sq2e.fact.evidence_words``):
   entailment counts as consistent, neutral and contradiction do not. The two are different
   instruments and the score's label says which one made it; a judgement that stays invalid after
   the re-ask is left out and counted.
@@ -72,7 +73,7 @@ class FactualConsistency:
     def __init__(self, params: Mapping, client: LLMClient | None = None) -> None:
         self.settings = params["sq2e"]["fact"]
         self.part_words = int(params["sq2e"]["part_words"])
-        self.evidence_words = int(params["sq2e"]["evidence_words"])
+        self.evidence_words = int(self.settings["evidence_words"])
         self.classifier: FactCC | None = None
         method = self.settings["method"]
         path = factcc_path(params)
