@@ -528,7 +528,12 @@ NEWS_SUMMARY = (
     ("the target's related work", "the summary of the event"),
     ("Write in the third person about the cited works (their authors' \"we\" becomes \"the authors\" or the "
      "method's name).", "Write in the third person, as a reporter would: never \"we\" or \"I\" outside a quotation."),
-    ("Do not describe the target paper as related work, and do not mention", "Do not mention"),
+    ("Cite every claim with its key in square brackets, e.g. [R2] or [R1, R4], using only the keys given; never "
+     "cite by title or author name.",
+     "End every sentence with the key of the article it comes from in square brackets, e.g. \"... on Tuesday [R2].\", "
+     "or [R1, R3] when several articles report it; use only the keys given, never an outlet's name."),
+    ("Do not describe the target paper as related work, and do not mention", "Do not begin with \"The summary\" or "
+     "\"The articles\", and do not mention"),
     ("Open with the theme they share, name each work's method where you cite it, say how they differ, and end "
      "with one sentence on how they bear on this paper's problem.",
      "Open with what they report in common, say where they differ, and end with what happened next or is "

@@ -131,6 +131,7 @@ class Executor(Block):
     max_notes: int = PositiveInt
     context_tokens: int | None = Field(ge=256)  # an action's prompt + answer budget (paper D.1: 6,144)
     compose_sources: int = PositiveInt
+    attribute_uncited: bool
 
 
 class Output(Block):
@@ -330,6 +331,7 @@ class MultiNewsBlock(Block):
     systems: list[str] = Field(min_length=1)
     split: str  # of the Hub dataset (data.source hub); the bundled sample and local files have one
     task_wording: Literal["related_work", "news_summary"]
+    attribute_uncited: bool
     out_dir: str
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -113,3 +114,27 @@ def test_run_multinews_without_an_llm_scores_rouge_and_the_paper_beside(tmp_path
     # resumed: the same generations are read back, nothing is generated again
     again = run_multinews(params, systems=["extractive"], targets=3, metrics=["citation"], out_dir=tmp_path / "out")
     assert [g.text for g in again.generations] == [g.text for g in run.generations]
+
+
+def test_uncited_news_sentences_get_their_sources_key_only_when_switched_on():
+    from crewlib.env.llm_executor import attribute_sentences, compose_schema
+    from crewlib.llm.jsonout import parse_json_answer, schema_instruction
+
+    sources = {"R1": "Emergency crews evacuated about 1,200 homes in the Riverside district on Saturday.",
+               "R2": "The regional government approved a £3.5 million emergency grant on Monday."}
+    text = ("Crews evacuated about 1,200 homes in the Riverside district. The government approved a £3.5 million "
+            "grant on Monday. Residents were angry.")
+    repaired, added = attribute_sentences(text, sources)
+    assert added == 2 and repaired == ("Crews evacuated about 1,200 homes in the Riverside district [R1]. The "
+                                       "government approved a £3.5 million grant on Monday [R2]. Residents were angry.")
+    answer = json.dumps({"segment_id": None, "text": text, "resolves": [], "confidence": 0.8})
+    plain, attributing = compose_schema(frozenset(sources)), compose_schema(frozenset(sources), sources)
+    # the schema the model is shown is the same: switching it on changes no recorded related-work prompt
+    assert schema_instruction(plain) == schema_instruction(attributing)
+    with pytest.raises(Exception, match="cites nothing"):
+        parse_json_answer(answer, plain)
+    assert parse_json_answer(answer, attributing).text == repaired and attributing.attributed == 2
+    assert load_params("quick")["executor"]["attribute_uncited"] is False  # off for related work
+    from crewlib.experiments.multinews import multinews_params
+
+    assert multinews_params(load_params("quick"))["executor"]["attribute_uncited"] is True

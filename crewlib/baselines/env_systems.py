@@ -49,7 +49,8 @@ class _EnvSystem(System):
 
     def _generate(self, example: RWGExample, task: Task) -> Generation:
         config = dataclasses.replace(EnvConfig.from_params(self.params), horizon=self.rounds)
-        env = CrewEnv([example], self.executor(), config, tasks=[task])
+        executor = self.executor()
+        env = CrewEnv([example], executor, config, tasks=[task])
         policy = self.policy(env)
         run_episode(env, policy, seed=0, example_index=0)
         trace = self.trace = env.trace  # the last episode's full trace (the demo saves it)
@@ -61,6 +62,8 @@ class _EnvSystem(System):
                  "edits": trace.edits}
         if hasattr(policy, "assigned"):
             notes["assigned"] = policy.assigned
+        if getattr(executor, "attribute_uncited", False):
+            notes["attributed_sentences"] = executor.attributed
         return Generation(self.name, example.target_id, trace.final_draft, dict(env.current_task.key_to_id),
                           fallbacks=fallbacks, notes=notes)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
 
 import pydantic
 
@@ -49,14 +49,47 @@ def one_paragraph(text: str) -> str:
     return _MARKER_AFTER_STOP.sub(lambda m: f" {m.group(2).strip()}{m.group(1)} ", text).strip()
 
 
-def compose_schema(allowed: frozenset[str]) -> type[ComposeOut]:
+ATTRIBUTION_CONTAINMENT = 0.5  # share of a sentence's content words a source's text must hold to be its source
+
+
+def attribute_sentences(text: str, sources: Mapping[str, str]) -> tuple[str, int]:
+    """``text`` with each sentence that cites nothing given the key of the source (key → its notes and text)
+    holding most of its content words, when that share reaches :data:`ATTRIBUTION_CONTAINMENT`; and how many
+    sentences got a key."""
+    from crewlib.text import containment
+
+    out, added = [], 0
+    for sent in sentences(text):
+        if not find_citation_keys(sent) and sources:
+            share, key = max((containment(sent, body), key) for key, body in sorted(sources.items()))
+            if share >= ATTRIBUTION_CONTAINMENT:
+                stop = sent[-1] if sent[-1] in ".!?" else ""
+                sent = f"{sent[:len(sent) - len(stop)].rstrip()} [{key}]{stop}"
+                added += 1
+        out.append(sent)
+    return " ".join(out), added
+
+
+def compose_schema(allowed: frozenset[str], sources: Mapping[str, str] | None = None) -> type[ComposeOut]:
     """ComposeOut whose paragraph must cite the works it is about, only those, and not talk about the writing;
-    a violation is re-asked once with the reason (the client's re-ask), then a counted no-op."""
+    a violation is re-asked once with the reason (the client's re-ask), then a counted no-op.
+
+    ``sources`` (key → the notes and text of a work the paragraph is written from; ``executor.attribute_uncited``):
+    a paragraph that cites nothing first gets each sentence's key by :func:`attribute_sentences`; the number of
+    sentences so attributed in the last answer validated is the class's ``attributed`` (not a field: the schema
+    the model is shown stays the same).
+    """
 
     class Paragraph(ComposeOut):
+        attributed: ClassVar[int] = 0
+
         @pydantic.model_validator(mode="after")
         def _cites_its_works(self) -> Paragraph:
             keys = set(find_citation_keys(self.text))
+            type(self).attributed = 0
+            if not keys and sources:
+                self.text, type(self).attributed = attribute_sentences(self.text, sources)
+                keys = set(find_citation_keys(self.text))
             if not keys:
                 raise ValueError(f"the paragraph cites nothing; cite each claim with its key: {sorted(allowed)}")
             if keys - allowed:
@@ -154,13 +187,15 @@ class LLMExecutor(Executor):
 
     def __init__(self, client: LLMClient, max_tokens: Mapping[str, int] | None = None, system: str = "crew", *,
                  max_notes: int | None = None, context_tokens: int | None = None,
-                 compose_sources: int | None = None) -> None:
+                 compose_sources: int | None = None, attribute_uncited: bool = False) -> None:
         self.client = client
         self.max_tokens = {**default("executor.max_tokens"), **(max_tokens or {})}
         self.max_notes = default("executor.max_notes") if max_notes is None else max_notes
         self.context_tokens = context_tokens
         self.context_cuts = 0
         self.compose_sources = default("executor.compose_sources") if compose_sources is None else compose_sources
+        self.attribute_uncited = attribute_uncited
+        self.attributed = 0  # sentences of new paragraphs given their source's key (attribute_uncited)
         self.system = system
         self._read: dict[tuple[str, str], list[str]] = {}
 
@@ -168,7 +203,8 @@ class LLMExecutor(Executor):
     def from_params(cls, client: LLMClient, params: Mapping, system: str = "crew") -> LLMExecutor:
         block = params["executor"]
         return cls(client, block["max_tokens"], system, max_notes=block["max_notes"],
-                   context_tokens=block["context_tokens"], compose_sources=block["compose_sources"])
+                   context_tokens=block["context_tokens"], compose_sources=block["compose_sources"],
+                   attribute_uncited=block["attribute_uncited"])
 
     def reset(self, seed: int | None) -> None:
         self._read: dict[tuple[str, str], list[str]] = {}  # (target, reference) → its notes, read once per episode
@@ -294,6 +330,13 @@ class LLMExecutor(Executor):
         keys = task.id_to_key
         if job.segment_id is None:
             allowed = {keys[s] for n in job.notes for s in n.sources}
+            if self.attribute_uncited:
+                by_key = {k: [] for k in allowed}
+                for n in job.notes:
+                    for source in n.sources:
+                        by_key[keys[source]].append(n.text)
+                sources = {k: " ".join([*texts, task.reference_by_key[k].abstract]) for k, texts in by_key.items()}
+                return compose_schema(frozenset(allowed), sources)
         else:
             known = {s for n in ws.global_notes + ws.local_notes[job.req.agent] for s in n.sources}
             cited = set(find_citation_keys(ws.segment(job.segment_id).text)) & set(task.keys)
@@ -304,11 +347,13 @@ class LLMExecutor(Executor):
         mark = self.client.ledger.mark()
         planned = self.plan(ws, task, requests)
         jobs = [p for p in planned if isinstance(p, Job)]
+        schemas = [self.schema(ws, task, j) for j in jobs]
         batch = [ChatRequest(self.messages(ws, task, j.req, j), caller=Caller(self.system, ROLE[j.req.action],
                                                                               j.req.agent),
-                             schema=self.schema(ws, task, j), max_tokens=self.max_tokens[ROLE[j.req.action]],
+                             schema=schema, max_tokens=self.max_tokens[ROLE[j.req.action]],
                              prompt_version=prompts.PROMPT_VERSION, sample_index=t)
-                 for j in jobs]
+                 for j, schema in zip(jobs, schemas, strict=True)]
+        attributed = iter(getattr(schema, "attributed", 0) for schema in schemas)
         outcomes = iter(self.client.batch(batch, return_exceptions=True))
         proposals = []
         cost = RoundCost()
@@ -316,12 +361,13 @@ class LLMExecutor(Executor):
             if isinstance(item, Proposal):
                 proposals.append(item)
             else:
-                outcome = next(outcomes)
+                outcome, added = next(outcomes), next(attributed)
                 if isinstance(outcome, LLMError):
                     reason = f"{type(outcome).__name__}: {str(outcome)[:120]}"
                     proposals.append(Proposal(item.req.agent, item.req.action, fallback=reason))
                 else:
                     proposals.append(self._proposal(ws, task, item, outcome.parsed))
+                    self.attributed += added
             if proposals[-1].is_noop:
                 cost.fallbacks += 1
                 cost.fallback_reasons.append(proposals[-1].fallback)

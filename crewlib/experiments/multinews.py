@@ -65,7 +65,7 @@ class MultiNews:
         rows = [{"CREW −": system, "ours": crew - mean.get((system, metric), float("nan")),
                  "paper": paper.MULTINEWS_CREW_MINUS.get(system) if metric == "judge_overall" else None}
                 for system in self.systems if system != "crew"]
-        return pd.DataFrame(rows).set_index("CREW −")
+        return pd.DataFrame(rows, columns=["CREW −", "ours", "paper"]).set_index("CREW −")
 
     def headline(self) -> dict:
         return {"systems": list(self.systems), "examples": [e.target_id for e in self.examples],
@@ -77,8 +77,11 @@ class MultiNews:
 
 
 def multinews_params(params: dict) -> dict:
-    """The run's params with the prompts reworded for Multi-News (``multinews.task_wording``)."""
-    return with_overrides(params, {"llm": {"task_wording": params["multinews"]["task_wording"]}})
+    """The run's params with the prompts reworded for Multi-News (``multinews.task_wording``) and, with
+    ``multinews.attribute_uncited``, CREW's uncited news sentences given their source's key."""
+    settings = params["multinews"]
+    return with_overrides(params, {"llm": {"task_wording": settings["task_wording"]},
+                                   "executor": {"attribute_uncited": settings["attribute_uncited"]}})
 
 
 def multinews_examples(params: dict, targets: int | None = None) -> list[RWGExample]:
