@@ -242,3 +242,23 @@ def test_an_unusable_llm_annotator_answer_is_a_counted_tie(make_client, tmp_path
     sheet = pd.read_csv(filled.sheets[0], dtype=str, keep_default_na=False)
     assert (sheet[["coverage", "logic", "relevance"]] == "tie").all().all()
     assert sheet.comment.str.contains("filled as tie").all()
+
+
+def test_a_replay_miss_is_an_error_never_a_fallback_or_a_missing_judgement(make_client, scripted_server):
+    """A stale recording must stop a replayed run: inside an episode a failed call is only a counted no-op."""
+    from crewlib.baselines.base import Generation
+    from crewlib.eval.llm_metrics import JudgeAnswer, ask
+    from crewlib.experiments.run import result_of
+    from crewlib.llm import CacheMissError, Caller
+
+    client = make_client(scripted_server, cache_mode="replay")
+    with pytest.raises(CacheMissError):
+        client.chat([{"role": "user", "content": "never recorded"}])
+    generation = Generation("crew", "t1", "A section that was written anyway [R1].", {"R1": "p1"},
+                            records=list(client.ledger.records))
+    result = result_of(generation)
+    assert result.text is None and result.error.startswith("CacheMissError: 1 request(s)")
+    assert result_of(Generation("crew", "t1", "Written [R1].", {"R1": "p1"})).ok
+    with pytest.raises(CacheMissError):  # the judge does not count it as a missing judgement
+        ask(client, [{"role": "user", "content": "grade this"}], JudgeAnswer, caller=Caller("eval", "judge"))
+    assert not scripted_server.requests  # replay never reached the endpoint

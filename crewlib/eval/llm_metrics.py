@@ -25,7 +25,7 @@ from typing import Literal, TypeVar
 import pydantic
 
 from crewlib import prompts
-from crewlib.llm import Caller, Ledger, LLMClient, LLMError, connect_override
+from crewlib.llm import CacheMissError, Caller, Ledger, LLMClient, LLMError, connect_override
 
 T = TypeVar("T", bound=pydantic.BaseModel)
 
@@ -94,6 +94,8 @@ def ask(client: LLMClient, messages: list[dict], schema: type[T], *, caller: Cal
             result = client.chat_json(messages, schema, caller=caller, sample_index=first_sample + attempt,
                                       max_tokens=max_tokens, temperature=temperature,
                                       prompt_version=prompts.EVAL_PROMPT_VERSION)
+        except CacheMissError:
+            raise  # replay: a stale recording is an error, never a missing judgement
         except LLMError as exc:
             reason = f"{type(exc).__name__}: {exc}"[:300]
             continue

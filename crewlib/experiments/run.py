@@ -127,7 +127,17 @@ def generate_pair(system_name: str, example: RWGExample, task: Task | None, para
 
 
 def result_of(generation: Generation) -> GenerationResult:
-    """A system's :class:`Generation` as the typed, saveable result (an empty text becomes an error)."""
+    """A system's :class:`Generation` as the typed, saveable result (an empty text becomes an error).
+
+    A generation that met a replay-only cache miss is an error, whatever the system made of the failed
+    call (a counted fallback inside an episode would otherwise hide a stale recording).
+    """
+    missed = [r.error for r in generation.records if (r.error or "").startswith("CacheMissError")]
+    if missed:
+        return GenerationResult(generation.system, generation.example_id, None,
+                                f"CacheMissError: {len(missed)} request(s) of this generation are not in the "
+                                f"replay-only cache (a prompt changed, or the recording is stale; record again "
+                                f"with cache_mode read_write); first: {missed[0][16:216]}")
     result = GenerationResult(
         generation.system, generation.example_id, generation.text, None, dict(generation.key_to_id),
         fallbacks=sum(generation.fallbacks.values()), fallback_reasons=dict(generation.fallbacks),

@@ -32,6 +32,7 @@ import pydantic
 from crewlib.llm.cache import CachedAnswer, ResponseCache, canonical_request, request_key
 from crewlib.llm.config import LLMConfig
 from crewlib.llm.errors import (
+    CacheMissError,
     EndpointError,
     LLMError,
     MalformedResponseError,
@@ -273,7 +274,12 @@ class LLMClient:
         caller = caller or Caller()
         started = time.time()
         t0 = time.perf_counter()
-        hit = self.cache.get(request, key)
+        try:
+            hit = self.cache.get(request, key)
+        except CacheMissError as exc:  # in the ledger too: a generation that met one is an error (experiments.run)
+            self.ledger.record(caller, self.model, key, started_at=started, latency_s=time.perf_counter() - t0,
+                               error=exc)
+            raise
         if hit is not None:
             record = self.ledger.record(caller, hit.model, key, started_at=started,
                                         prompt_tokens=hit.prompt_tokens, completion_tokens=hit.completion_tokens,
