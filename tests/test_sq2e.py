@@ -281,3 +281,14 @@ def test_notebook_10_runs_end_to_end_against_an_openai_compatible_endpoint(tmp_p
         (d, s) for d in ("arxiv", "pubmed") for s in ("dg", "hera", "sq2e")}
     assert [s["question"] for s in r["example"]["steps"]] == ["E1", "E2", "D3"]
     assert (figures / "10_valid_questions.png").stat().st_size > 5_000
+
+
+def test_written_summaries_lose_headings_and_labels_but_keep_their_text():
+    from crewlib.sq2e.systems import summary_text
+
+    assert summary_text("## Summary\n\nThe study ran.\nIt worked.") == "The study ran. It worked."
+    assert summary_text("Here is the revised summary:\nThe study ran.") == "The study ran."
+    assert summary_text("**Revised Summary:**\nThe study ran.") == "The study ran."
+    assert summary_text("Revised summary: The study ran.") == "The study ran."
+    sentence = "The summary statistics of the cohort are given."
+    assert summary_text(sentence) == sentence

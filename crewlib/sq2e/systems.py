@@ -24,6 +24,7 @@ a crash: a plan falls back to the bank's first questions, an answer or a verdict
 from __future__ import annotations
 
 import random
+import re
 import time
 from collections import Counter
 from collections.abc import Mapping
@@ -72,6 +73,21 @@ class Verdict(pydantic.BaseModel):
         return value.strip().strip(".").removeprefix("Summary ").upper() if isinstance(value, str) else value
 
 
+_LABEL = re.compile(r"^\s*(#+\s*.*|\*\*[^*]{0,80}\*\*:?|(here is|here's|below is)?[^.!?\n]{0,60}"
+                    r"(summary|abstract)[^.!?\n]{0,30}:)\s*$", re.IGNORECASE)
+
+
+def summary_text(answer: str) -> str:
+    """A written answer as summary text: leading headings and labels ("Revised summary:", "## Summary",
+    "**Abstract**") dropped, lines joined into one paragraph."""
+    lines = [line.strip() for line in answer.strip().splitlines() if line.strip()]
+    while len(lines) > 1 and _LABEL.match(lines[0]):
+        lines.pop(0)
+    if lines and (m := re.match(r"^(?:revised |updated |final )?summary:\s*", lines[0], re.IGNORECASE)):
+        lines[0] = lines[0][m.end():]
+    return " ".join(lines).strip()
+
+
 class Summariser:
     """Base class: subclasses set ``name`` and implement :meth:`_summarise` → (text, notes)."""
 
@@ -113,11 +129,11 @@ class Summariser:
                            prompt_version=prompts.PROMPT_VERSION)
 
     def write(self, prompt: str, role: str, kind: str = "summary") -> str:
-        return self.client.run(self._request(prompt, role, kind)).content.strip()
+        return summary_text(self.client.run(self._request(prompt, role, kind)).content)
 
     def write_all(self, prompts_: list[str], role: str, kind: str) -> list[str]:
         """Independent prompts answered concurrently (``llm.concurrency``), in order."""
-        return [r.content.strip() for r in self.client.batch([self._request(p, role, kind) for p in prompts_])]
+        return [summary_text(r.content) for r in self.client.batch([self._request(p, role, kind) for p in prompts_])]
 
     def ask_json(self, prompt: str, role: str, kind: str, schema, fallback: str):
         """The parsed answer, or None with ``fallback`` counted when it stays invalid after the re-ask."""
@@ -152,7 +168,9 @@ class DirectGeneration(Summariser):
     def _summarise(self, doc: LongDocument) -> tuple[str, dict]:
         parts = document_parts(doc, int(self.settings["part_words"]))
         shell = prompts.DIRECT_SUMMARY.format(title=doc.title or "(untitled)", text="", words=self.words)
-        room = self.context_tokens - self.max_tokens("summary") - approx_tokens(shell + prompts.SUMMARY_WRITER_SYSTEM)
+        # approx_tokens counts 4 characters a token; a tokenizer may count more, so a tenth of the room is kept free
+        room = int(0.9 * (self.context_tokens - self.max_tokens("summary")
+                          - approx_tokens(shell + prompts.SUMMARY_WRITER_SYSTEM)))
         kept: list[Part] = []
         for part in parts:
             if approx_tokens(show([*kept, part])) > room:
