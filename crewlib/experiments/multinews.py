@@ -53,8 +53,16 @@ class MultiNews:
         return metric_summary(self.scores)
 
     def table(self) -> pd.DataFrame:
-        """Per system: the judge's dimensions and ROUGE (mean [95% CI] over clusters), cost; the paper's beside."""
+        """Per system: the judge's dimensions and ROUGE (mean [95% CI] over clusters), cost; the paper's beside.
+
+        ``keyed by overlap``: CREW's sentences per summary given their article's key by
+        ``executor.attribute_uncited`` (the model wrote them without one).
+        """
         table = results_table(self.scores, self.frame, COLUMNS, systems=self.systems)
+        written = self.frame[self.frame.text.notna()]
+        keyed = written.groupby("system").notes.apply(
+            lambda notes: pd.Series([n.get("attributed_sentences") for n in notes], dtype=float).mean())
+        table["keyed by overlap"] = keyed.reindex(table.index)
         return beside_paper(table.drop(columns=["wall s (this run)"]),
                             paper.paper_cells(paper.MULTINEWS, COLUMNS))
 
