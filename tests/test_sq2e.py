@@ -150,6 +150,13 @@ def test_an_unusable_plan_falls_back_to_the_banks_first_questions_counted(params
     assert summary.fallbacks["plan_unknown_id"] == 1
 
 
+def test_a_role_with_no_questions_asks_nothing(params, endpoint_client):
+    no_editor = load_params("quick", {"llm": params["llm"], "sq2e": {"part_words": 80, "editor_questions": 0}})
+    endpoint, client = endpoint_client(expert_plan=["E1"], editor_plan=["D1"])
+    steps = SQ2E(no_editor, client).summarise(_document()).notes["steps"]
+    assert [s["question"] for s in steps] == ["E1"] and not any("You are the editor" in p for p in endpoint.prompts)
+
+
 def test_questions_per_round_are_capped_and_rounds_repeat_the_questioning(params, endpoint_client):
     two_rounds = load_params("quick", {**{"llm": params["llm"]}, "sq2e": {"part_words": 80, "rounds": 2,
                                                                          "expert_questions": 2, "editor_questions": 1}})

@@ -273,6 +273,8 @@ class SQ2E(Summariser):
         """The role's questions, in its chosen order: known ids, no repeats, at most the role's limit."""
         bank = BANKS[role]
         n = int(self.settings[f"{role}_questions"])
+        if n == 0:  # the role is switched off (an ablation): no plan, no call
+            return []
         kind = "content questions" if role == "expert" else "yes/no questions; \"yes\" means a problem to fix"
         prompt = prompts.QUESTION_PLAN.format(role=role, title_part=f' ("{title}")', summary=summary, kind=kind,
                                               bank=bank_lines(bank), n=n)
