@@ -337,7 +337,7 @@ class MultiNewsBlock(Block):
 
 class SQ2EHera(Block):
     segment_words: int = PositiveInt
-    topic_threshold: float = Field(ge=-1, le=1)
+    segments_per_topic: int = PositiveInt
     max_topics: int = PositiveInt
     group_words: int = PositiveInt
 

@@ -191,10 +191,12 @@ def test_direct_generation_records_the_cut_of_a_document_longer_than_the_context
 def test_hera_groups_segments_by_topic_and_reorders_them_by_first_appearance():
     a, b, c = np.eye(3)
     vectors = np.stack([a, b, a + 0.1 * c, c, b + 0.1 * a, a])
-    assert group_segments(vectors, threshold=0.8, max_topics=5) == [[0, 2, 5], [1, 4], [3]]
-    assert group_segments(vectors, threshold=0.8, max_topics=2) == [[0, 2, 3, 5], [1, 4]]  # capped: nearest topic
-    assert group_segments(vectors, threshold=-1.0, max_topics=5) == [[0, 1, 2, 3, 4, 5]]
-    assert group_segments(np.zeros((0, 3)), threshold=0.5, max_topics=3) == []
+    assert group_segments(vectors, 3) == [[0, 2, 5], [1, 4], [3]]  # topics by first appearance
+    order = [i for topic in group_segments(vectors, 3) for i in topic]
+    assert order == [0, 2, 5, 1, 4, 3] and order != sorted(order)  # reordered: a topic's segments together
+    assert group_segments(vectors, 1) == [[0, 1, 2, 3, 4, 5]]
+    assert group_segments(vectors[:2], 5) == [[0], [1]]  # never more topics than segments
+    assert group_segments(np.zeros((0, 3)), 3) == []
 
 
 def test_factual_consistency_is_the_share_of_judged_sentences_entailed_with_missing_ones_counted(params,

@@ -6,10 +6,10 @@ client, cache and ledger as every other system — and turns a :class:`LongDocum
 SQ2E's whole questioning trace, DG's cut, HERA's topics.
 
 - **DG**: one prompt with the document, cut to the context (the cut is recorded in ``notes``).
-- **HERA**: the document in segments, grouped by topic (MiniLM embeddings: a segment joins the
-  topic whose centroid it is closest to when the cosine reaches ``topic_threshold``, else opens a
-  new one, at most ``max_topics``), the topics reordered by where each first appears with their
-  segments in document order, each topic summarised, the topic summaries aggregated.
+- **HERA**: the document in segments, grouped by topic (Ward clustering of their MiniLM embeddings
+  into one topic per ``segments_per_topic`` segments, at least 2, at most ``max_topics``), the topics
+  reordered by where each first appears with their segments in document order, each topic
+  summarised, the topic summaries aggregated.
 - **SQ2E**: a local summary per part of each section, aggregated; then per round the Expert plans up
   to ``expert_questions`` content questions from the bank and the Writer answers each from the
   relevant parts (:mod:`.evidence`), revising when its answer shows a gap; the Evaluator sees the
@@ -186,28 +186,25 @@ class DirectGeneration(Summariser):
                       "context_tokens": self.context_tokens}
 
 
-def group_segments(embeddings: np.ndarray, threshold: float, max_topics: int) -> list[list[int]]:
+def group_segments(embeddings: np.ndarray, n_topics: int) -> list[list[int]]:
     """HERA's topics: segment indices grouped, topics ordered by first appearance, segments in document order.
 
-    Each segment (in document order) joins the topic whose centroid is most similar (cosine) when the
-    similarity reaches ``threshold`` — or, once ``max_topics`` exist, the most similar topic anyway —
-    else opens a new topic.
+    Ward agglomerative clustering of the unit-length embeddings into ``n_topics`` (at most one per
+    segment). A greedy threshold on centroid similarity, tried first, put 13 to 17 of a sample
+    document's segments in one topic: the MiniLM embeddings of one paper's segments are all alike.
     """
-    if len(embeddings) == 0:
+    n = len(embeddings)
+    if n == 0:
         return []
+    k = max(1, min(n_topics, n))
+    if k == 1:
+        return [list(range(n))]
+    from sklearn.cluster import AgglomerativeClustering
+
     unit = embeddings / np.maximum(np.linalg.norm(embeddings, axis=1, keepdims=True), 1e-12)
-    topics: list[list[int]] = []
-    for i, vector in enumerate(unit):
-        if topics:
-            centroids = np.stack([unit[t].mean(axis=0) for t in topics])
-            centroids /= np.maximum(np.linalg.norm(centroids, axis=1, keepdims=True), 1e-12)
-            similarity = centroids @ vector
-            best = int(np.argmax(similarity))
-            if similarity[best] >= threshold or len(topics) >= max_topics:
-                topics[best].append(i)
-                continue
-        topics.append([i])
-    return topics
+    labels = AgglomerativeClustering(n_clusters=k, linkage="ward").fit_predict(unit)
+    order = list(dict.fromkeys(int(label) for label in labels))
+    return [[i for i in range(n) if labels[i] == label] for label in order]
 
 
 class HERA(Summariser):
@@ -220,8 +217,8 @@ class HERA(Summariser):
 
         hera = self.settings["hera"]
         segments = document_parts(doc, int(hera["segment_words"]))
-        topics = group_segments(embed([s.text for s in segments]), float(hera["topic_threshold"]),
-                                int(hera["max_topics"]))
+        n_topics = min(int(hera["max_topics"]), max(2, -(-len(segments) // int(hera["segments_per_topic"]))))
+        topics = group_segments(embed([s.text for s in segments]), n_topics)
         groups: list[tuple[str, list[Part]]] = []
         for n, topic in enumerate(topics, start=1):
             chunk: list[Part] = []
