@@ -299,5 +299,6 @@ def test_written_summaries_lose_headings_and_labels_but_keep_their_text():
     assert summary_text("Here is the revised summary:\nThe study ran.") == "The study ran."
     assert summary_text("**Revised Summary:**\nThe study ran.") == "The study ran."
     assert summary_text("Revised summary: The study ran.") == "The study ran."
+    assert summary_text("**A Study of Things**\nIt studies things.", title="A Study of Things") == "It studies things."
     sentence = "The summary statistics of the cohort are given."
     assert summary_text(sentence) == sentence

@@ -77,11 +77,12 @@ _LABEL = re.compile(r"^\s*(#+\s*.*|\*\*[^*]{0,80}\*\*:?|(here is|here's|below is
                     r"(summary|abstract)[^.!?\n]{0,30}:)\s*$", re.IGNORECASE)
 
 
-def summary_text(answer: str) -> str:
-    """A written answer as summary text: leading headings and labels ("Revised summary:", "## Summary",
-    "**Abstract**") dropped, lines joined into one paragraph."""
+def summary_text(answer: str, title: str = "") -> str:
+    """A written answer as summary text: leading headings, labels ("Revised summary:", "## Summary",
+    "**Abstract**") and a first line that only repeats the document's ``title`` dropped, lines joined."""
     lines = [line.strip() for line in answer.strip().splitlines() if line.strip()]
-    while len(lines) > 1 and _LABEL.match(lines[0]):
+    bare = title.strip().strip("*#. ").lower()
+    while len(lines) > 1 and (_LABEL.match(lines[0]) or (bare and lines[0].strip("*#. ").lower() == bare)):
         lines.pop(0)
     if lines and (m := re.match(r"^(?:revised |updated |final )?summary:\s*", lines[0], re.IGNORECASE)):
         lines[0] = lines[0][m.end():]
@@ -128,8 +129,8 @@ class Summariser:
         return ChatRequest(messages, caller=Caller(self.name, role), max_tokens=self.max_tokens(kind), schema=schema,
                            prompt_version=prompts.PROMPT_VERSION)
 
-    def write(self, prompt: str, role: str, kind: str = "summary") -> str:
-        return summary_text(self.client.run(self._request(prompt, role, kind)).content)
+    def write(self, prompt: str, role: str, kind: str = "summary", title: str = "") -> str:
+        return summary_text(self.client.run(self._request(prompt, role, kind)).content, title)
 
     def write_all(self, prompts_: list[str], role: str, kind: str) -> list[str]:
         """Independent prompts answered concurrently (``llm.concurrency``), in order."""
@@ -146,7 +147,7 @@ class Summariser:
     def aggregate(self, doc: LongDocument, summaries: list[tuple[str, str]]) -> str:
         parts = "\n".join(f"- [{name}] {text}" for name, text in summaries)
         return self.write(prompts.AGGREGATE_SUMMARY.format(title=doc.title or "(untitled)", parts=parts,
-                                                           words=self.words), "writer")
+                                                           words=self.words), "writer", title=doc.title)
 
 
 class DirectGeneration(Summariser):
@@ -179,7 +180,7 @@ class DirectGeneration(Summariser):
         if not kept:
             raise ValueError(f"dg: no part of document {doc.id} fits in {self.context_tokens} context tokens")
         text = self.write(prompts.DIRECT_SUMMARY.format(title=doc.title or "(untitled)", text=show(kept),
-                                                        words=self.words), "writer")
+                                                        words=self.words), "writer", title=doc.title)
         total = sum(p.words for p in parts)
         shown = sum(p.words for p in kept)
         return text, {"words_total": total, "words_shown": shown, "truncated": shown < total,
