@@ -621,8 +621,9 @@ Current summary:
 
 The expert asks: {question}
 
-Answer the question from the passages in 1 to 3 sentences. Then say whether your answer shows a gap or an error \
-in the current summary that a revision should fix (gap: true or false)."""
+Answer the question from the passages in 1 to 3 sentences. Then, as "missing", name in one sentence what the \
+current summary lacks or gets wrong on this question according to the passages (a fact, a number, a step of the \
+method), or write "" if the summary already covers it correctly."""
 
 EDITOR_ANSWER = """Document: {title}
 
@@ -649,7 +650,8 @@ The {role} asked: {question}
 The answer: {answer}
 
 Revise the summary so that it reflects this answer: change only what the answer calls for and keep everything \
-else that is correct, at most {words} words. Answer with the revised summary text only, without a heading."""
+else that is correct, at most {words} words. Answer with the complete revised summary (all of it, not only the \
+change), without a heading."""
 
 COMPARE_SUMMARIES = """Two summaries of the same document.
 
@@ -662,8 +664,8 @@ Summary A:
 Summary B:
 {b}
 
-Which summary is better: more complete, coherent and relevant, and consistent with the passages? Answer "A" or \
-"B" and give a one-sentence reason."""
+Which summary is better: more complete, coherent and relevant, and consistent with the passages? Give a \
+one-sentence reason, then the better one as "better": exactly "A" or exactly "B"."""
 
 FACT_CHECK = """Passages of a document:
 {evidence}

@@ -52,7 +52,8 @@ class ScriptedSummaryEndpoint(ChatEndpoint):
         question = re.search(r"The (?:expert|editor) asks(?: \(yes or no\))?: (.*)", prompt)
         if question and "Answer the question from the passages" in prompt:
             qid = _question_id(question.group(1))
-            return json.dumps({"answer": f"Answer to {qid}.", "gap": qid in self.gaps})
+            return json.dumps({"answer": f"Answer to {qid}.", "missing": "The results." if qid in self.gaps else
+                               ("none" if qid == "E5" else "")})
         if question and 'Answer "yes" or "no"' in prompt:
             qid = _question_id(question.group(1))
             return json.dumps({"answer": "Yes" if qid in self.yes else "no", "explanation": "Checked."})

@@ -12,8 +12,9 @@ SQ2E's whole questioning trace, DG's cut, HERA's topics.
   summarised, the topic summaries aggregated.
 - **SQ2E**: a local summary per part of each section, aggregated; then per round the Expert plans up
   to ``expert_questions`` content questions from the bank and the Writer answers each from the
-  relevant parts (:mod:`.evidence`), revising when its answer shows a gap; the Evaluator sees the
-  previous and the revised summary in a seeded shuffled order (recorded) and keeps the better; then
+  relevant parts (:mod:`.evidence`) and names what the summary lacks, revising when it names
+  something; the Evaluator sees the previous and the revised summary in a seeded shuffled order
+  (recorded) and keeps the better; then
   the Editor does the same with up to ``editor_questions`` yes/no questions ("yes" → revise, "no" →
   no change). A *valid* question is one whose revision the Evaluator kept.
 
@@ -50,7 +51,13 @@ class Plan(pydantic.BaseModel):
 
 class ExpertAnswer(pydantic.BaseModel):
     answer: str
-    gap: bool
+    missing: str = ""  # what the summary lacks or gets wrong; "" when nothing (asked concretely: a boolean
+    #                    "does your answer show a gap?" was answered false to all 5 questions by the 1.5B)
+
+    @property
+    def gap(self) -> bool:
+        text = self.missing.strip().strip(".").lower()
+        return bool(text) and text not in {"none", "nothing", "n/a", "no", "nothing is missing"}
 
 
 class EditorAnswer(pydantic.BaseModel):
@@ -64,13 +71,16 @@ class EditorAnswer(pydantic.BaseModel):
 
 
 class Verdict(pydantic.BaseModel):
-    better: Literal["A", "B"]
     reason: str = ""
+    better: str  # "A" or "B"; not a Literal: the schema example then showed "A | B", which the 1.5B copied
 
-    @pydantic.field_validator("better", mode="before")
+    @pydantic.field_validator("better")
     @classmethod
-    def _upper(cls, value):
-        return value.strip().strip(".").removeprefix("Summary ").upper() if isinstance(value, str) else value
+    def _a_or_b(cls, value: str) -> str:
+        value = value.strip().strip(".").removeprefix("Summary ").strip().upper()
+        if value not in ("A", "B"):
+            raise ValueError(f'better must be exactly "A" or "B", not {value!r}')
+        return value
 
 
 _LABEL = re.compile(r"^\s*(#+\s*.*|\*\*[^*]{0,80}\*\*:?|(here is|here's|below is)?[^.!?\n]{0,60}"
@@ -302,7 +312,8 @@ class SQ2E(Summariser):
                                                                question=question.text),
                                   "writer", "answer", ExpertAnswer, "answer_invalid")
             if reply is not None:
-                step["answer"], step["revise"] = reply.answer, reply.gap
+                step["answer"] = reply.answer + (f" Missing: {reply.missing.strip()}" if reply.gap else "")
+                step["revise"] = reply.gap
         else:
             reply = self.ask_json(prompts.EDITOR_ANSWER.format(title=title, evidence=evidence, summary=summary,
                                                                question=question.text),
