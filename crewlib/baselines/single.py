@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -10,6 +11,18 @@ from crewlib import prompts
 from crewlib.baselines.base import Generation, System, approx_tokens, reference_block
 from crewlib.data.records import RWGExample
 from crewlib.tasks import Task
+
+
+def context_tokens(params: Mapping, configured: int | None, setting: str) -> int:
+    """A one-prompt system's context: ``configured``, else the embedded model's slot; for another endpoint a
+    ValueError starting with ``setting`` (what to set) names the model."""
+    if configured:
+        return int(configured)
+    llm = params["llm"]
+    if llm["provider"] == "embedded":
+        return int(llm["embedded"]["n_ctx_per_slot"])
+    raise ValueError(f"{setting} to the context of {llm['model']} (null means the embedded model's "
+                     "llm.embedded.n_ctx_per_slot)")
 
 
 class _OnePrompt(System):
@@ -34,14 +47,8 @@ class LongContext(_OnePrompt):
 
     @property
     def context_tokens(self) -> int:
-        configured = self.settings["context_tokens"]
-        if configured:
-            return int(configured)
-        llm = self.params["llm"]
-        if llm["provider"] == "embedded":
-            return int(llm["embedded"]["n_ctx_per_slot"])
-        raise ValueError("long_context: set baselines.long_context.context_tokens to the context of "
-                         f"{llm['model']} (null means the embedded model's llm.embedded.n_ctx_per_slot)")
+        return context_tokens(self.params, self.settings["context_tokens"],
+                              "long_context: set baselines.long_context.context_tokens")
 
     def material(self, task: Task) -> tuple[str, dict]:
         """The reference block that fits, and what was cut. Budgets use :func:`approx_tokens` with a 10% margin."""

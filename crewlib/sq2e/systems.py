@@ -167,14 +167,9 @@ class DirectGeneration(Summariser):
 
     @property
     def context_tokens(self) -> int:
-        configured = self.settings["dg"]["context_tokens"]
-        if configured:
-            return int(configured)
-        llm = self.params["llm"]
-        if llm["provider"] == "embedded":
-            return int(llm["embedded"]["n_ctx_per_slot"])
-        raise ValueError("dg: set sq2e.dg.context_tokens to the context of "
-                         f"{llm['model']} (null means the embedded model's llm.embedded.n_ctx_per_slot)")
+        from crewlib.baselines.single import context_tokens
+
+        return context_tokens(self.params, self.settings["dg"]["context_tokens"], "dg: set sq2e.dg.context_tokens")
 
     def _summarise(self, doc: LongDocument) -> tuple[str, dict]:
         parts = document_parts(doc, int(self.settings["part_words"]))
