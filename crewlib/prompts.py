@@ -573,32 +573,33 @@ SECTION_SUMMARY = """Document: {title}
 Section "{name}" of the document:
 {text}
 
-Summarise this section in at most {words} words: its main points, with the numbers that matter. Answer with the \
-summary text only."""
+Summarise this section in at most {words} words ({sentences} sentences at most): its main points, with the \
+numbers that matter. Answer with the summary text only."""
 
 AGGREGATE_SUMMARY = """Document: {title}
 
 Summaries of its parts, in document order:
 {parts}
 
-Write one summary of the whole document in at most {words} words, in the style of an abstract: the problem, the \
-method, the main results with their numbers, and the conclusion. Answer with the summary text only, without a \
-heading."""
+Condense them into one summary of the whole document in at most {words} words ({sentences} sentences at most), \
+in the style of an abstract: the problem, the method, the main results with their numbers, and the conclusion. Do \
+not copy the summaries of the parts. Answer with the summary text only, without a heading."""
 
 DIRECT_SUMMARY = """Document: {title}
 
 {text}
 
-Summarise the document in at most {words} words, in the style of an abstract: the problem, the method, the main \
-results with their numbers, and the conclusion. Answer with the summary text only, without a heading."""
+Summarise the document in at most {words} words ({sentences} sentences at most), in the style of an abstract: \
+the problem, the method, the main results with their numbers, and the conclusion. Answer with the summary text \
+only, without a heading."""
 
 HERA_TOPIC_SUMMARY = """Document: {title}
 
 Passages of the document on one topic, in document order:
 {text}
 
-Summarise what these passages say in at most {words} words, keeping the numbers that matter. Answer with the \
-summary text only."""
+Summarise what these passages say in at most {words} words ({sentences} sentences at most), keeping the numbers \
+that matter. Answer with the summary text only."""
 
 QUESTION_PLAN = """You are the {role} reviewing a summary of a long document{title_part}.
 
@@ -621,9 +622,9 @@ Current summary:
 
 The expert asks: {question}
 
-Answer the question from the passages in 1 to 3 sentences. Then, as "missing", name in one sentence what the \
-current summary lacks or gets wrong on this question according to the passages (a fact, a number, a step of the \
-method), or write "" if the summary already covers it correctly."""
+Answer the question from the passages in 1 to 3 sentences. Then, as "missing", write the one fact from the \
+passages that the current summary lacks or gets wrong on this question, as a sentence that could go into the \
+summary (with its numbers); write "" if the summary already covers it correctly."""
 
 EDITOR_ANSWER = """Document: {title}
 
@@ -640,18 +641,22 @@ the answer is "yes"."""
 
 REVISE_SUMMARY = """Document: {title}
 
-Passages of the document most relevant to the question:
+Passages of the document:
 {evidence}
 
 Current summary:
 {summary}
 
-The {role} asked: {question}
-The answer: {answer}
+{change}
 
-Revise the summary so that it reflects this answer: change only what the answer calls for and keep everything \
-else that is correct, at most {words} words. Answer with the complete revised summary (all of it, not only the \
-change), without a heading."""
+Write the revised summary: the current summary with this change made and everything else that is correct kept, \
+at most {words} words ({sentences} sentences at most). Answer with the complete revised summary only: no heading, \
+no question, no comment."""
+
+REVISE_CHANGE = {  # what a revision is asked to do, by the role whose question called for it
+    "expert": "Add this to the summary, or correct the summary with it: {answer}",
+    "editor": "Fix this problem of the summary: {answer}",
+}
 
 COMPARE_SUMMARIES = """Two summaries of the same document.
 

@@ -367,6 +367,7 @@ class SQ2EBlock(Block):
     systems: list[Literal["dg", "hera", "sq2e"]] = Field(min_length=1)
     split: str
     summary_words: int = PositiveInt
+    initial_words: int = PositiveInt
     part_words: int = PositiveInt
     section_summary_words: int = PositiveInt
     evidence_words: int = PositiveInt
@@ -378,6 +379,12 @@ class SQ2EBlock(Block):
     hera: SQ2EHera
     max_tokens: SQ2EMaxTokens
     fact: SQ2EFact
+
+    @pydantic.model_validator(mode="after")
+    def _initial_within_summary(self) -> SQ2EBlock:
+        if self.initial_words > self.summary_words:
+            raise ValueError(f"initial_words ({self.initial_words}) exceeds summary_words ({self.summary_words})")
+        return self
     out_dir: str
 
 

@@ -46,6 +46,27 @@ def word_count(text: str) -> int:
     return len(text.split())
 
 
+def fit_words(text: str, words: int) -> tuple[str, bool]:
+    """``text`` within ``words`` words, cut at whole sentences, and whether it was cut.
+
+    An unfinished last sentence (an answer stopped by its token limit) is dropped; a first sentence
+    longer than the limit alone keeps its first ``words`` words.
+    """
+    parts = sentences(text)
+    cut = False
+    if len(parts) > 1 and not re.search(r"[.!?][\"')\]]*$", parts[-1]):
+        parts, cut = parts[:-1], True
+    kept: list[str] = []
+    for sentence in parts:
+        if word_count(" ".join([*kept, sentence])) > words:
+            cut = True
+            break
+        kept.append(sentence)
+    if not kept and parts:
+        return " ".join(parts[0].split()[:words]), True
+    return " ".join(kept), cut
+
+
 def approx_tokens(text: str) -> int:
     """A tokenizer-free estimate (≈ 4 characters per token for English), used for context budgets."""
     return math.ceil(len(text) / 4)

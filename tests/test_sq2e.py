@@ -19,8 +19,10 @@ from crewlib.sq2e.metrics import FactCCUnavailable
 class ScriptedSummaryEndpoint(ChatEndpoint):
     """Test double: answers each SQ2E prompt by its kind, with scripted plans, answers and verdicts."""
 
-    def __init__(self, *, expert_plan, editor_plan, gaps=(), yes=(), verdict="A", facts=None) -> None:
+    def __init__(self, *, expert_plan, editor_plan, gaps=(), yes=(), verdict="A", facts=None, missing="The results.",
+                 revision=None, initial="The initial summary states the problem.") -> None:
         super().__init__(self._respond)
+        self.missing, self.revision, self.initial = missing, revision, initial
         self.expert_plan, self.editor_plan = expert_plan, editor_plan
         self.gaps, self.yes, self.verdict, self.facts = set(gaps), set(yes), verdict, facts or {}
         self.revisions = 0
@@ -44,22 +46,22 @@ class ScriptedSummaryEndpoint(ChatEndpoint):
             return "A topic summary."
         if "Summarise this section" in prompt:
             return "Local summary: " + re.search(r'Section "([^"]+)"', prompt).group(1) + "."
-        if "Write one summary of the whole document" in prompt:
-            return "The initial summary states the problem."
+        if "Condense them into one summary of the whole document" in prompt:
+            return self.initial
         if "Choose up to" in prompt:
             plan = self.expert_plan if "You are the expert" in prompt else self.editor_plan
             return plan if isinstance(plan, str) else json.dumps({"questions": plan})
         question = re.search(r"The (?:expert|editor) asks(?: \(yes or no\))?: (.*)", prompt)
         if question and "Answer the question from the passages" in prompt:
             qid = _question_id(question.group(1))
-            return json.dumps({"answer": f"Answer to {qid}.", "missing": "The results." if qid in self.gaps else
+            return json.dumps({"answer": f"Answer to {qid}.", "missing": self.missing if qid in self.gaps else
                                ("none" if qid == "E5" else "")})
         if question and 'Answer "yes" or "no"' in prompt:
             qid = _question_id(question.group(1))
             return json.dumps({"answer": "Yes" if qid in self.yes else "no", "explanation": "Checked."})
-        if "Revise the summary" in prompt:
+        if "Write the revised summary" in prompt:
             self.revisions += 1
-            return f"Revised summary number {self.revisions}."
+            return self.revision or f"Revised summary number {self.revisions}."
         if "Which summary is better" in prompt:
             return json.dumps({"better": self.verdict, "reason": "More complete."})
         if "A sentence from a summary" in prompt:
@@ -303,3 +305,60 @@ def test_written_summaries_lose_headings_and_labels_but_keep_their_text():
     assert summary_text("**A Study of Things**\nIt studies things.", title="A Study of Things") == "It studies things."
     sentence = "The summary statistics of the cohort are given."
     assert summary_text(sentence) == sentence
+
+
+def test_a_summary_over_its_word_limit_is_cut_at_whole_sentences_and_counted(params, endpoint_client):
+    from crewlib.text import fit_words
+
+    assert fit_words("One two three. Four five six. Seven eight nine.", 7) == ("One two three. Four five six.", True)
+    assert fit_words("One two three. Four five six. Seven eight", 20) == ("One two three. Four five six.", True)
+    assert fit_words("One two three four five.", 3) == ("One two three", True)  # a first sentence alone too long
+    assert fit_words("One two. Three (four).", 4) == ("One two. Three (four).", False)
+    short = load_params("quick", {"llm": params["llm"], "sq2e": {"part_words": 80, "initial_words": 8}})
+    long_initial = "The study asks a question. It uses a method on data. It finds a result. It concludes"
+    endpoint, client = endpoint_client(expert_plan=["E1"], editor_plan=["D1"], initial=long_initial)
+    summary = SQ2E(short, client).summarise(_document())
+    assert summary.notes["initial"] == "The study asks a question."  # 8 words: one whole sentence fits
+    assert summary.fallbacks["summary_cut"] >= 1
+    assert any("at most 8 words (2 sentences at most)" in p for p in endpoint.prompts if "Condense them" in p)
+    with pytest.raises(ValueError, match=r"initial_words \(300\) exceeds summary_words \(200\)"):
+        load_params("quick", {"sq2e": {"initial_words": 300}})
+
+
+def test_a_revision_or_a_gap_that_copies_the_question_or_the_prompt_is_not_compared_and_counted(params,
+                                                                                              endpoint_client):
+    echo = "The initial summary states the problem. The expert asked: What problem? The answer: a problem."
+    endpoint, client = endpoint_client(expert_plan=["E1"], editor_plan=[], gaps={"E1"}, revision=echo)
+    summary = SQ2E(params, client).summarise(_document())
+    step = summary.notes["steps"][0]
+    assert step["revise"] and step["revised"] == echo and step["shown"] is None and step["kept"] == "previous"
+    assert summary.fallbacks["revision_echoes_question"] == 1 and summary.text == summary.notes["initial"]
+    assert not any("Which summary is better" in p for p in endpoint.prompts)
+    endpoint, client = endpoint_client(expert_plan=["E1"], editor_plan=[], gaps={"E1"},
+                                       missing='Then, as "missing", write the one fact from the passages.')
+    summary = SQ2E(params, client).summarise(_document())
+    assert not summary.notes["steps"][0]["revise"] and summary.fallbacks["answer_echoes_question"] == 1
+    assert endpoint.revisions == 0
+
+
+def test_the_revision_is_asked_for_the_named_gap_or_the_editors_problem(params, endpoint_client):
+    endpoint, client = endpoint_client(expert_plan=["E2"], editor_plan=["D1"], gaps={"E2"}, yes={"D1"},
+                                       missing="The trial enrolled 520 adults.")
+    SQ2E(params, client).summarise(_document())
+    revisions = [p for p in endpoint.prompts if "Write the revised summary" in p]
+    assert "Add this to the summary, or correct the summary with it: The trial enrolled 520 adults." in revisions[0]
+    assert "Fix this problem of the summary: Checked." in revisions[1]
+
+
+def test_yes_no_and_a_or_b_answers_that_copy_the_schema_example_are_invalid():
+    import pydantic
+
+    from crewlib.sq2e.systems import EditorAnswer, Verdict
+
+    assert EditorAnswer.model_validate({"answer": "Yes."}).answer == "yes"
+    assert Verdict.model_validate({"better": "Summary B"}).better == "B"
+    for bad in ({"answer": "yes | no"}, {"answer": "maybe"}):
+        with pytest.raises(pydantic.ValidationError):
+            EditorAnswer.model_validate(bad)
+    with pytest.raises(pydantic.ValidationError):
+        Verdict.model_validate({"better": "A | B"})

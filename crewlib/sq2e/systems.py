@@ -29,7 +29,7 @@ import re
 import time
 from collections import Counter
 from collections.abc import Mapping
-from typing import ClassVar, Literal
+from typing import ClassVar
 
 import numpy as np
 import pydantic
@@ -40,7 +40,7 @@ from crewlib.data.records import LongDocument
 from crewlib.llm import Caller, ChatRequest, LLMClient, OutputValidationError
 from crewlib.sq2e.bank import BANKS, Question, bank_lines
 from crewlib.sq2e.evidence import Part, document_parts, select_parts, show
-from crewlib.text import approx_tokens
+from crewlib.text import approx_tokens, fit_words
 
 ROLES = ("expert", "editor")
 
@@ -61,13 +61,16 @@ class ExpertAnswer(pydantic.BaseModel):
 
 
 class EditorAnswer(pydantic.BaseModel):
-    answer: Literal["yes", "no"]
+    answer: str  # "yes" or "no"; not a Literal: its schema example "yes | no" was copied by the 1.5B
     explanation: str = ""
 
-    @pydantic.field_validator("answer", mode="before")
+    @pydantic.field_validator("answer")
     @classmethod
-    def _lower(cls, value):
-        return value.strip().strip(".").lower() if isinstance(value, str) else value
+    def _yes_or_no(cls, value: str) -> str:
+        value = value.strip().strip(".").lower()
+        if value not in ("yes", "no"):
+            raise ValueError(f'answer must be exactly "yes" or "no", not {value!r}')
+        return value
 
 
 class Verdict(pydantic.BaseModel):
@@ -116,6 +119,16 @@ class Summariser:
     def words(self) -> int:
         return int(self.settings["summary_words"])
 
+    @property
+    def section_words(self) -> int:
+        return int(self.settings["section_summary_words"])
+
+    @staticmethod
+    def limit(words: int) -> dict:
+        """A prompt's length fields: the word limit and a sentence count (a small model keeps a sentence count
+        better than a word count)."""
+        return {"words": words, "sentences": max(2, round(words / 25))}
+
     def max_tokens(self, kind: str) -> int:
         return int(self.settings["max_tokens"][kind])
 
@@ -139,12 +152,25 @@ class Summariser:
         return ChatRequest(messages, caller=Caller(self.name, role), max_tokens=self.max_tokens(kind), schema=schema,
                            prompt_version=prompts.PROMPT_VERSION)
 
-    def write(self, prompt: str, role: str, kind: str = "summary", title: str = "") -> str:
-        return summary_text(self.client.run(self._request(prompt, role, kind)).content, title)
+    def fit(self, text: str, words: int) -> str:
+        """A written text within its word limit: cut at whole sentences, counted (``summary_cut``).
 
-    def write_all(self, prompts_: list[str], role: str, kind: str) -> list[str]:
-        """Independent prompts answered concurrently (``llm.concurrency``), in order."""
-        return [summary_text(r.content) for r in self.client.batch([self._request(p, role, kind) for p in prompts_])]
+        The 1.5B overruns a word limit (an aggregate of 400 tokens copied its part summaries and stopped
+        mid-sentence), and a longer summary would win ROUGE recall and the Evaluator's "more complete"."""
+        fitted, cut = fit_words(text, words)
+        if cut:
+            self.fallbacks["summary_cut"] += 1
+        return fitted
+
+    def write(self, prompt: str, role: str, kind: str = "summary", title: str = "", words: int | None = None) -> str:
+        """The summary written for ``prompt``, within ``words`` (default ``summary_words``)."""
+        return self.fit(summary_text(self.client.run(self._request(prompt, role, kind)).content, title),
+                        words or self.words)
+
+    def write_all(self, prompts_: list[str], role: str, kind: str, words: int) -> list[str]:
+        """Independent prompts answered concurrently (``llm.concurrency``), in order, each within ``words``."""
+        return [self.fit(summary_text(r.content), words)
+                for r in self.client.batch([self._request(p, role, kind) for p in prompts_])]
 
     def ask_json(self, prompt: str, role: str, kind: str, schema, fallback: str):
         """The parsed answer, or None with ``fallback`` counted when it stays invalid after the re-ask."""
@@ -154,10 +180,11 @@ class Summariser:
             self.fallbacks[fallback] += 1
             return None
 
-    def aggregate(self, doc: LongDocument, summaries: list[tuple[str, str]]) -> str:
+    def aggregate(self, doc: LongDocument, summaries: list[tuple[str, str]], words: int) -> str:
         parts = "\n".join(f"- [{name}] {text}" for name, text in summaries)
         return self.write(prompts.AGGREGATE_SUMMARY.format(title=doc.title or "(untitled)", parts=parts,
-                                                           words=self.words), "writer", title=doc.title)
+                                                           **self.limit(words)), "writer", title=doc.title,
+                          words=words)
 
 
 class DirectGeneration(Summariser):
@@ -173,7 +200,7 @@ class DirectGeneration(Summariser):
 
     def _summarise(self, doc: LongDocument) -> tuple[str, dict]:
         parts = document_parts(doc, int(self.settings["part_words"]))
-        shell = prompts.DIRECT_SUMMARY.format(title=doc.title or "(untitled)", text="", words=self.words)
+        shell = prompts.DIRECT_SUMMARY.format(title=doc.title or "(untitled)", text="", **self.limit(self.words))
         # approx_tokens counts 4 characters a token; a tokenizer may count more, so a tenth of the room is kept free
         room = int(0.9 * (self.context_tokens - self.max_tokens("summary")
                           - approx_tokens(shell + prompts.SUMMARY_WRITER_SYSTEM)))
@@ -185,7 +212,7 @@ class DirectGeneration(Summariser):
         if not kept:
             raise ValueError(f"dg: no part of document {doc.id} fits in {self.context_tokens} context tokens")
         text = self.write(prompts.DIRECT_SUMMARY.format(title=doc.title or "(untitled)", text=show(kept),
-                                                        words=self.words), "writer", title=doc.title)
+                                                        **self.limit(self.words)), "writer", title=doc.title)
         total = sum(p.words for p in parts)
         shown = sum(p.words for p in kept)
         return text, {"words_total": total, "words_shown": shown, "truncated": shown < total,
@@ -235,9 +262,10 @@ class HERA(Summariser):
                 chunk.append(part)
             groups.append((f"topic {n}", chunk))
         texts = self.write_all([prompts.HERA_TOPIC_SUMMARY.format(title=doc.title or "(untitled)", text=show(chunk),
-                                                                  words=int(self.settings["section_summary_words"]))
-                                for _, chunk in groups], "topic writer", "section")
-        summary = self.aggregate(doc, [(name, text) for (name, _), text in zip(groups, texts, strict=True)])
+                                                                  **self.limit(self.section_words))
+                                for _, chunk in groups], "topic writer", "section",
+                               self.section_words)
+        summary = self.aggregate(doc, [(name, text) for (name, _), text in zip(groups, texts, strict=True)], self.words)
         order = [i for topic in topics for i in topic]  # the segments as the summaries read them
         notes = {"segments": len(segments), "topics": topics, "reordered": order != sorted(order)}
         return summary, notes
@@ -255,9 +283,13 @@ class SQ2E(Summariser):
         title = doc.title or "(untitled)"
         names = [p.section + (f" (part {k})" if k > 1 else "") for p, k in _numbered(parts)]
         local = self.write_all([prompts.SECTION_SUMMARY.format(title=title, name=name, text=p.text,
-                                                               words=int(self.settings["section_summary_words"]))
-                                for p, name in zip(parts, names, strict=True)], "section writer", "section")
-        summary = initial = self.aggregate(doc, list(zip(names, local, strict=True)))
+                                                               **self.limit(self.section_words))
+                                for p, name in zip(parts, names, strict=True)], "section writer", "section",
+                               self.section_words)
+        # the initial summary leaves room for what the questions add: a revision is cut at summary_words, and the
+        # 1.5B revises by appending, so a revision of a full-length summary was cut back to the summary itself
+        summary = initial = self.aggregate(doc, list(zip(names, local, strict=True)),
+                                           int(self.settings["initial_words"]))
         steps: list[dict] = []
         for round_ in range(int(self.settings["rounds"])):
             for role in ROLES:
@@ -307,8 +339,13 @@ class SQ2E(Summariser):
                                                                question=question.text),
                                   "writer", "answer", ExpertAnswer, "answer_invalid")
             if reply is not None:
-                step["answer"] = reply.answer + (f" Missing: {reply.missing.strip()}" if reply.gap else "")
-                step["revise"] = reply.gap
+                gap = reply.gap
+                if gap and _echoes(reply.missing, question.text):  # "missing" copied the prompt: no gap named
+                    self.fallbacks["answer_echoes_question"] += 1
+                    gap = False
+                step["answer"] = reply.answer + (f" Missing: {reply.missing.strip()}" if gap else "")
+                step["revise"] = gap
+                change = reply.missing.strip()
         else:
             reply = self.ask_json(prompts.EDITOR_ANSWER.format(title=title, evidence=evidence, summary=summary,
                                                                question=question.text),
@@ -316,14 +353,18 @@ class SQ2E(Summariser):
             if reply is not None:
                 step["answer"] = f"{reply.answer}: {reply.explanation}".strip(": ")
                 step["revise"] = reply.answer == "yes"
+                change = reply.explanation.strip() or question.text
         if not step["revise"]:
             return step
-        revised = self.write(prompts.REVISE_SUMMARY.format(title=title, evidence=evidence, summary=summary, role=role,
-                                                           question=question.text, answer=step["answer"],
-                                                           words=self.words), "writer")
+        revised = self.write(prompts.REVISE_SUMMARY.format(title=title, evidence=evidence, summary=summary,
+                                                           change=prompts.REVISE_CHANGE[role].format(answer=change),
+                                                           **self.limit(self.words)), "writer")
         step["revised"] = revised
         if not revised or revised == summary:
             self.fallbacks["revision_unchanged"] += 1
+            return step
+        if _echoes(revised, question.text):  # the 1.5B appended "The expert asked: … The answer: …"
+            self.fallbacks["revision_echoes_question"] += 1
             return step
         shown = ["previous", "revised"]
         random.Random(f"{self.settings['seed']}|{doc.id}|{round_}|{role}|{question.id}").shuffle(shown)
@@ -337,6 +378,16 @@ class SQ2E(Summariser):
             step["kept"] = shown[0] if verdict.better == "A" else shown[1]
             step["valid"] = step["kept"] == "revised"
         return step
+
+
+_FRAME = re.compile(r"\b(expert|editor) asks?\b|\b(expert|editor) asked\b|\bthe answer:|as \"missing\"|"
+                    r"with this change made")
+
+
+def _echoes(text: str, question: str) -> bool:
+    """Whether a text repeats the question or the prompt's frame (the 1.5B did, in answers and revisions)."""
+    lowered = text.lower()
+    return question.lower().rstrip("?") in lowered or bool(_FRAME.search(lowered))
 
 
 def _numbered(parts: list[Part]):
