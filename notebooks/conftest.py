@@ -10,10 +10,7 @@ one, so a notebook is never left out silently. Record one with its module's comm
 
 from __future__ import annotations
 
-RECORDING: dict[str, str] = {  # notebook file → why it is not executed yet
-    "10_sq2e.ipynb": "its 1.5B answers are not recorded yet (python -m crewlib.experiments.sq2e); its whole path "
-                     "runs in tests/test_sq2e.py against a scripted endpoint",
-}
+RECORDING: dict[str, str] = {}  # notebook file → why it is not executed yet (none: every notebook replays)
 collect_ignore = list(RECORDING)
 
 

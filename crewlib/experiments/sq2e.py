@@ -130,7 +130,10 @@ class SQ2EResults:
                                            "valid share"])
 
     def example_trace(self, dataset: str | None = None, doc_id: str | None = None) -> dict:
-        """SQ2E's work on one document: the initial summary, every question and answer, what the Evaluator kept."""
+        """SQ2E's work on one document: the initial summary, every question and answer, what the Evaluator kept.
+
+        By default the first document where the Evaluator kept a revision (the whole mechanism at work), else the
+        first."""
         sq2e = self.frame[(self.frame.system == "sq2e") & self.frame.text.notna()]
         if dataset:
             sq2e = sq2e[sq2e.dataset == dataset]
@@ -138,7 +141,8 @@ class SQ2EResults:
             sq2e = sq2e[sq2e.example == doc_id]
         if sq2e.empty:
             raise ValueError(f"no SQ2E summary for dataset={dataset!r}, document={doc_id!r}")
-        row = sq2e.iloc[0]
+        kept = [i for i, notes in enumerate(sq2e.notes) if any(step["valid"] for step in notes["steps"])]
+        row = sq2e.iloc[kept[0] if kept and not doc_id else 0]
         return {"dataset": row.dataset, "document": row.example, "initial": row.notes["initial"],
                 "steps": row.notes["steps"], "final": row.text}
 
