@@ -76,7 +76,7 @@ class Data(Block):
     multinews_path: str | None
     arxiv_path: str | None
     pubmed_path: str | None
-
+    target_ids: list[str] | None = None
 
 class Split(Block):
     train_fraction: float = Field(ge=0, le=1)

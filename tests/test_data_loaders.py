@@ -64,7 +64,7 @@ def test_oarelatedwork_default_layout_with_string_sections():
     ({"title": ""}, "title"),
     ({"referenced": []}, "references"),
     ({"related_work": []}, "gold_related_work"),
-    ({"referenced": [{"id": 7, "title": "A", "hierarchy": []}]}, "references[0].abstract"),
+    ({"referenced": [{"id": 7, "title": "", "hierarchy": []}]}, "references[0].title"),  # no abstract: by title
 ])
 def test_malformed_oarelatedwork_rows_name_the_field(change, field):
     with pytest.raises(RecordError) as err:

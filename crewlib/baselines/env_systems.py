@@ -37,6 +37,8 @@ ACTION_NAMES = [a.name.lower() for a in Action]
 
 
 class _EnvSystem(System):
+    on_round = None  # optional callable(t) after each round (crew write's progress bar)
+
     @property
     def rounds(self) -> int:
         return int(self.settings["rounds"])
@@ -52,7 +54,7 @@ class _EnvSystem(System):
         executor = self.executor()
         env = CrewEnv([example], executor, config, tasks=[task])
         policy = self.policy(env)
-        run_episode(env, policy, seed=0, example_index=0)
+        run_episode(env, policy, seed=0, example_index=0, on_round=self.on_round)
         trace = self.trace = env.trace  # the last episode's full trace (the demo saves it)
         fallbacks = Counter(reason for r in trace.rounds for reason in r["llm"]["fallback_reasons"])
         fallbacks.update(getattr(policy, "fallbacks", Counter()))

@@ -183,21 +183,106 @@ def _str_id(value: Any) -> str | None:
     return None if value is None or value == "" else str(value)
 
 
+def _gold_section(value: Any) -> str:
+    """The gold related-work section, paragraphs joined by a blank line. A plain-text section without
+    blank lines has its paragraphs on single lines (as users paste them): then each line is one."""
+    if isinstance(value, str) and value.strip()[:1] not in "[{" and not re.search(r"\n\s*\n", value.strip()):
+        return "\n\n".join(line.strip() for line in value.strip().splitlines() if line.strip())
+    return "\n\n".join(_paragraph_texts(value))
+
+
+def parse_simple_row(row: dict, index: int = 0, notes: LoadReport | None = None) -> RWGExample:
+    """The simple local layout: a target and its references (README, "Data"), every bad field named.
+
+    ``{"id", "title", "abstract", "introduction"?, "references": [{"key", "title", "abstract"?, "authors"?,
+    "year"?}], "related_work"?, "cited"?}``. A reference without an abstract is kept with its title
+    (counted). The gold cited keys are ``cited``, else the keys the gold section cites as ``[key]`` or
+    ``\\cite{key}``, else every reference (noted); without ``related_work`` the example has no gold and
+    serves only to write (``crew write``).
+    """
+    from crewlib.write import own_example
+
+    rid = _str_id(row.get("id")) or f"#{index}"
+    refs = row.get("references")
+    problems: list[tuple[str, str]] = []
+    references: list[Reference] = []
+    title_only = 0
+    if not isinstance(refs, list):
+        problems.append(("references", "is not a list of references"))
+        refs = []
+    seen: set[str] = set()
+    for i, ref in enumerate(refs):
+        if not isinstance(ref, dict):
+            problems.append((f"references[{i}]", "is not an object"))
+            continue
+        key = _str_id(ref.get("key", ref.get("id")))
+        title = " ".join(str(ref.get("title") or "").split())
+        abstract = " ".join(str(ref.get("abstract") or "").split())
+        if key is None:
+            problems.append((f"references[{i}].key", "is missing"))
+        elif key in seen:
+            problems.append((f"references[{i}].key", f"repeats reference key {key!r}"))
+        if not title:
+            problems.append((f"references[{i}].title", "is missing or empty"))
+        if key is None or key in seen or not title:
+            continue
+        seen.add(key)
+        if not abstract:
+            abstract, title_only = title, title_only + 1
+        authors = ref.get("authors") or ()
+        authors = tuple(re.split(r"\s+and\s+|;", authors) if isinstance(authors, str) else authors)
+        year = ref.get("year")
+        references.append(Reference(key, title, abstract, year=int(year) if str(year or "").isdigit() else None,
+                                    authors=tuple(a.strip() for a in authors if str(a).strip())))
+    for name in ("title", "abstract"):
+        if not str(row.get(name) or "").strip():
+            problems.append((name, "is missing or empty"))
+    if not refs:
+        problems.append(("references", "is empty: the reference pool has no papers"))
+    RecordError.collect(rid, problems)
+    base = own_example(str(row["title"]), str(row["abstract"]), references, str(row.get("introduction") or ""))
+    gold = _gold_section(row.get("related_work")) if row.get("related_work") else ""
+    cited = [str(c) for c in row.get("cited") or []]
+    noted = {"references without an abstract, used by their title": title_only}
+    if gold and not cited:
+        marked = re.findall(r"\\cite[pt]?\{([^}]*)\}|\[([^\[\]]+)\]", gold)
+        keys = [k.strip() for pair in marked for group in pair for k in re.split(r"[,;]", group) if k.strip()]
+        cited = list(dict.fromkeys(k for k in keys if k in seen))
+        if not cited:
+            cited = [r.id for r in references]
+            noted["gold cited ids taken from `references` (the section cites no key)"] = 1
+    example = RWGExample(rid, base.title, base.abstract, base.references, gold_related_work=gold,
+                         gold_cited_ids=tuple(cited), year=row.get("year"), source="local").validate(
+                             require_gold=bool(gold))
+    if notes is not None:
+        notes.notes.update({k: v for k, v in noted.items() if v})
+    return example
+
+
 def parse_oarelatedwork_row(row: dict, index: int = 0, notes: LoadReport | None = None) -> RWGExample:
-    """One OARelatedWork row (``abstracts`` or ``default`` layout) → :class:`RWGExample`."""
+    """One OARelatedWork row (``abstracts`` or ``default`` layout, or the simple layout of
+    :func:`parse_simple_row`) → :class:`RWGExample`."""
+    if "references" in row and "referenced" not in row:
+        return parse_simple_row(row, index, notes)
     rid = _str_id(row.get("id")) or f"#{index}"
     bibliography = row.get("bibliography") or []
     references = []
+    problems: list[tuple[str, str]] = []
+    title_only = 0
     for i, ref in enumerate(row.get("referenced") or []):
         ref_id = _str_id(ref.get("id"))
         if ref_id is None:
-            raise RecordError(rid, f"referenced[{i}].id", "is missing")
-        paragraphs = _paragraph_texts(ref.get("abstract") or ref.get("hierarchy"))
+            problems.append((f"referenced[{i}].id", "is missing"))
+            continue
+        title = (ref.get("title") or "").strip()
+        abstract = " ".join(_paragraph_texts(ref.get("abstract") or ref.get("hierarchy"))[:3]).strip()
+        if title and not abstract:  # kept, known by its title (crewlib.tasks.title_only), counted
+            abstract, title_only = title, title_only + 1
         references.append(Reference(
-            id=ref_id, title=(ref.get("title") or "").strip(), abstract=" ".join(paragraphs[:3]).strip(),
-            year=ref.get("year"), authors=tuple(ref.get("authors") or ()),
+            id=ref_id, title=title, abstract=abstract, year=ref.get("year"), authors=tuple(ref.get("authors") or ()),
             citations=tuple(c for c in (_str_id(x) for x in ref.get("citations") or []) if c),
         ))
+    RecordError.collect(rid, problems)
     pool_ids = {r.id for r in references}
     gold_ids: list[str] = []
     unresolved = outside_pool = 0
@@ -213,7 +298,8 @@ def parse_oarelatedwork_row(row: dict, index: int = 0, notes: LoadReport | None 
             elif cited not in gold_ids:
                 gold_ids.append(cited)
     noted = {"gold citations of papers not in the dataset": unresolved,
-             "gold citations of papers outside the pool": outside_pool}
+             "gold citations of papers outside the pool": outside_pool,
+             "references without an abstract, used by their title": title_only}
     if not gold_ids and isinstance(row.get("related_work"), str):
         # The `default` layout stores the section as one string without citation spans: take every
         # referenced paper as cited, and say so.
@@ -222,7 +308,7 @@ def parse_oarelatedwork_row(row: dict, index: int = 0, notes: LoadReport | None 
     example = RWGExample(
         target_id=rid, title=(row.get("title") or "").strip(),
         abstract="\n\n".join(_paragraph_texts(row.get("abstract"))),
-        references=tuple(references), gold_related_work="\n\n".join(_paragraph_texts(row.get("related_work"))),
+        references=tuple(references), gold_related_work=_gold_section(row.get("related_work")),
         gold_cited_ids=tuple(gold_ids), year=row.get("year"), source="oarelatedwork",
     ).validate()
     if notes is not None:  # counted only for records that are kept

@@ -16,13 +16,25 @@ from dataclasses import dataclass, field
 
 
 class RecordError(ValueError):
-    """A malformed record; the message names the record and the field."""
+    """A malformed record; the message names the record and the field (and every other bad field:
+    ``problems`` holds each (field, problem), so that a load report counts them all)."""
 
-    def __init__(self, record_id: str, field_name: str, problem: str) -> None:
-        super().__init__(f"record {record_id!r}: field {field_name!r} {problem}")
+    def __init__(self, record_id: str, field_name: str, problem: str,
+                 more: list[tuple[str, str]] | None = None) -> None:
+        message = f"record {record_id!r}: field {field_name!r} {problem}"
+        if more:
+            message += "; also " + "; ".join(f"field {f!r} {p}" for f, p in more)
+        super().__init__(message)
         self.record_id = record_id
         self.field = field_name
         self.problem = problem
+        self.problems = [(field_name, problem), *(more or [])]
+
+    @classmethod
+    def collect(cls, record_id: str, problems: list[tuple[str, str]]) -> None:
+        """Raise one error for every (field, problem) found, if any."""
+        if problems:
+            raise cls(record_id, *problems[0], more=problems[1:])
 
 
 @dataclass(frozen=True)
@@ -56,28 +68,30 @@ class RWGExample:
     source: str = ""
 
     def validate(self, require_gold: bool = True) -> RWGExample:
+        """This example, or a :class:`RecordError` naming every bad field (not only the first)."""
         rid = self.target_id or "?"
-        _require_text(rid, "target_id", self.target_id)
-        _require_text(rid, "title", self.title)
-        _require_text(rid, "abstract", self.abstract)
+        problems = [p for name, value in (("target_id", self.target_id), ("title", self.title),
+                                          ("abstract", self.abstract)) if (p := _text_problem(name, value))]
         if not self.references:
-            raise RecordError(rid, "references", "is empty: the reference pool has no papers")
+            problems.append(("references", "is empty: the reference pool has no papers"))
         seen: set[str] = set()
         for i, ref in enumerate(self.references):
             where = f"references[{i}]"
-            _require_text(rid, f"{where}.id", ref.id)
-            _require_text(rid, f"{where}.title", ref.title)
-            _require_text(rid, f"{where}.abstract", ref.abstract)
+            problems += [p for name, value in ((f"{where}.id", ref.id), (f"{where}.title", ref.title),
+                                               (f"{where}.abstract", ref.abstract))
+                         if (p := _text_problem(name, value))]
             if ref.id in seen:
-                raise RecordError(rid, f"{where}.id", f"repeats reference id {ref.id!r}")
+                problems.append((f"{where}.id", f"repeats reference id {ref.id!r}"))
             seen.add(ref.id)
         if require_gold:
-            _require_text(rid, "gold_related_work", self.gold_related_work)
+            if problem := _text_problem("gold_related_work", self.gold_related_work):
+                problems.append(problem)
             if not self.gold_cited_ids:
-                raise RecordError(rid, "gold_cited_ids", "is empty: the gold section cites nothing in the pool")
+                problems.append(("gold_cited_ids", "is empty: the gold section cites nothing in the pool"))
         unknown = [g for g in self.gold_cited_ids if g not in seen]
         if unknown:
-            raise RecordError(rid, "gold_cited_ids", f"names ids not in the reference pool: {unknown[:5]}")
+            problems.append(("gold_cited_ids", f"names ids not in the reference pool: {unknown[:5]}"))
+        RecordError.collect(rid, problems)
         return self
 
 
@@ -141,9 +155,12 @@ class LongDocument:
         return self
 
 
+def _text_problem(name: str, value: object) -> tuple[str, str] | None:
+    return None if isinstance(value, str) and value.strip() else (name, "is missing or empty")
+
+
 def _require_text(record_id: str, name: str, value: object) -> None:
-    if not isinstance(value, str) or not value.strip():
-        raise RecordError(record_id, name, "is missing or empty")
+    RecordError.collect(record_id, [p for p in [_text_problem(name, value)] if p])
 
 
 @dataclass
@@ -152,24 +169,30 @@ class LoadReport:
 
     dataset: str
     loaded: int = 0
-    skipped: Counter = field(default_factory=Counter)
+    skipped: Counter = field(default_factory=Counter)  # bad fields of the skipped records, by reason: every one
     skipped_examples: list[str] = field(default_factory=list)  # the first few messages, verbatim
     notes: Counter = field(default_factory=Counter)  # non-fatal adjustments, counted (kept records)
+    n_skipped: int = 0  # records skipped
 
     def skip(self, error: RecordError) -> None:
-        self.skipped[f"{error.field}: {error.problem}"] += 1
+        self.n_skipped += 1
+        for field_name, problem in error.problems:
+            self.skipped[f"{_generic(field_name)}: {problem}"] += 1
         if len(self.skipped_examples) < 5:
             self.skipped_examples.append(str(error))
-
-    @property
-    def n_skipped(self) -> int:
-        return sum(self.skipped.values())
 
     def __str__(self) -> str:
         text = f"{self.dataset}: loaded {self.loaded}, skipped {self.n_skipped}"
         if self.skipped:
-            text += " (" + "; ".join(f"{n}x {why}" for why, n in self.skipped.most_common()) + ")"
+            text += " (bad fields: " + "; ".join(f"{n}x {why}" for why, n in self.skipped.most_common()) + ")"
         noted = [(why, n) for why, n in self.notes.most_common() if n]
         if noted:
             text += "; noted: " + "; ".join(f"{n}x {why}" for why, n in noted)
         return text
+
+
+def _generic(field_name: str) -> str:
+    """``references[7].title`` → ``references[].title``: one reason, counted over the references."""
+    import re
+
+    return re.sub(r"\[\d+\]", "[]", field_name)

@@ -8,7 +8,7 @@ never drawn (random).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -43,8 +43,11 @@ class RandomPolicy:
         return {agent: int(self.rng.choice(np.flatnonzero(info["action_mask"]))) for agent, info in infos.items()}
 
 
-def run_episode(env, policy, *, seed: int | None = None, example_index: int | None = None) -> float:
-    """Play one episode with ``policy``; returns the team return (the trace is on ``env.trace``)."""
+def run_episode(env, policy, *, seed: int | None = None, example_index: int | None = None,
+                on_round: Callable[[int], None] | None = None) -> float:
+    """Play one episode with ``policy``; returns the team return (the trace is on ``env.trace``).
+
+    ``on_round(t)`` is called after each round ``t`` (1, 2, ...), e.g. to advance a progress bar."""
     options = None if example_index is None else {"example_index": example_index}
     observations, infos = env.reset(seed=seed, options=options)
     total, t = 0.0, 0
@@ -52,4 +55,6 @@ def run_episode(env, policy, *, seed: int | None = None, example_index: int | No
         observations, rewards, _, _, infos = env.step(policy(t, observations, infos))
         total += next(iter(rewards.values()))
         t += 1
+        if on_round is not None:
+            on_round(t)
     return total

@@ -1,0 +1,36 @@
+"""The ``crew`` console command (installed with the package)::
+
+    crew write --title … --abstract … --bib refs.bib [--system crew] [--out related_work]
+
+``crew write``: the related-work section of your own paper (:mod:`crewlib.write`). The other jobs
+keep their module command lines (``python -m crewlib.demo``, ``python -m crewlib.rl``, the
+experiments' ``python -m crewlib.experiments.*``), listed in the README.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the project's models and data are local
+    parser = argparse.ArgumentParser(prog="crew", description="CREW: multi-agent related-work writing.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    from crewlib import write
+
+    write_parser = commands.add_parser(
+        "write", help="write the related-work section of your own paper (BibTeX → Markdown and LaTeX)",
+        description="Write the related-work section of your own paper, from a BibTeX (or CSV/JSON) file of its "
+                    "references to Markdown and LaTeX. See the README, 'Write the related work of your own paper'.")
+    write.add_arguments(write_parser)
+    args = parser.parse_args(argv)
+    if args.command == "write":
+        return write.run_from_args(args)
+    parser.error(f"unknown command {args.command}")  # unreachable: argparse checks the choice
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
