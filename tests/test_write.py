@@ -18,7 +18,6 @@ from crewlib.write import (
     author_names,
     own_example,
     read_references,
-    references_from_bibtex,
     resolve_markers,
     to_latex,
     to_markdown,
