@@ -143,12 +143,13 @@ def build_tasks(params: Mapping, examples: Sequence[RWGExample] | None = None, *
         evaluation_ids = [e.target_id for e in evaluation] or train_ids  # a corpus too small to split
         picked = [str(i) for i in params["data"].get("target_ids") or []]
         if picked:  # data.target_ids: these are the run's targets, in that order; no training on them
-            missing = [i for i in picked if i not in {e.target_id for e in examples}]
+            held = {e.target_id for e in examples}
+            missing = [i for i in picked if i not in held]
             if missing:
                 raise DatasetUnavailableError(f"data.target_ids names targets the data does not hold: {missing[:10]} "
                                               f"({report})")
             evaluation_ids = list(dict.fromkeys(picked))
-            train_ids = [i for i in train_ids if i not in set(picked)]
+            train_ids = [i for i in train_ids if i not in evaluation_ids]
     else:
         chosen = None if eval_ids is None else set(eval_ids)
         evaluation_ids = [e.target_id for e in examples if chosen is None or e.target_id in chosen]

@@ -31,7 +31,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from crewlib.citations import find_citation_keys
-from crewlib.data.records import RecordError, Reference, RWGExample
+from crewlib.data.records import (
+    RecordError,
+    Reference,
+    RWGExample,
+    clean_field,
+    reference_from_fields,
+    with_introduction,
+)
 
 _FIELDS = ("key", "title", "abstract", "authors", "year")
 _MARKER = re.compile(r"\[(\s*R\d+\s*(?:[,;]\s*R\d+\s*)*)\]")
@@ -109,12 +116,11 @@ def references_from_rows(rows: Iterable[Mapping], source: str = "(rows)",
     references: list[Reference] = []
     title_only: list[str] = []
     seen: set[str] = set()
-    n = 0
     for n, row in enumerate(rows, start=1):
         if "__unparsable__" in row:
             problems.append(row["__unparsable__"])
             continue
-        key = _clean(row.get("key") if row.get("key") not in (None, "") else row.get("id"))
+        key = clean_field(row.get("key") if row.get("key") not in (None, "") else row.get("id"))
         where = row.get("_where") or (f"entry {key!r}" if key else f"row {n}")
         if not key:
             problems.append(f"{where}: has no key")
@@ -123,16 +129,15 @@ def references_from_rows(rows: Iterable[Mapping], source: str = "(rows)",
             problems.append(f"{where}: repeats the key of an earlier entry")
             continue
         seen.add(key)
-        title = _clean(row.get("title"))
+        title = clean_field(row.get("title"))
         if not title:
             problems.append(f"{where}: has no title")
             continue
-        abstract = _clean(row.get("abstract"))
-        if not abstract:
+        reference, by_title = reference_from_fields(key, title, row.get("abstract"), row.get("authors"),
+                                                    row.get("year"))
+        references.append(reference)
+        if by_title:
             title_only.append(key)
-            abstract = title  # used by its title (crewlib.tasks.title_only)
-        references.append(Reference(id=key, title=title, abstract=abstract, year=_year(row.get("year")),
-                                    authors=_authors(row.get("authors"))))
     if problems:
         shown = "\n  ".join(problems[:20]) + (f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else "")
         entries = "entry" if len(problems) == 1 else "entries"
@@ -174,24 +179,6 @@ def _json_rows(text: str, source: str, *, lines: bool) -> list[dict]:
             for n, row in enumerate(data, start=1)]
 
 
-def _clean(value) -> str:
-    if value is None:
-        return ""
-    return " ".join(str(value).replace("{", "").replace("}", "").split())
-
-
-def _year(value) -> int | None:
-    match = re.search(r"\b(1[89]\d{2}|20\d{2})\b", str(value or ""))
-    return int(match.group(1)) if match else None
-
-
-def _authors(value) -> tuple[str, ...]:
-    if not value:
-        return ()
-    parts = value if isinstance(value, list) else re.split(r"\s+and\s+|;", str(value))
-    return tuple(a for a in (_clean(p) for p in parts) if a)
-
-
 def _first_line(text) -> str:
     return str(text).strip().splitlines()[0] if str(text).strip() else "syntax error"
 
@@ -206,11 +193,7 @@ def own_example(title: str, abstract: str, references: Sequence[Reference], intr
         raise ValueError("the target paper needs a title (--title)")
     if not abstract.strip():
         raise ValueError("the target paper needs an abstract (--abstract): the systems write for it")
-    text = " ".join(abstract.split())
-    if introduction.strip():
-        words = introduction.split()
-        text += "\n\nFrom the introduction: " + " ".join(words[:introduction_words]) + (
-            " …" if len(words) > introduction_words else "")
+    text = with_introduction(abstract, introduction, introduction_words)
     digest = hashlib.sha1(json.dumps([title, text, [(r.id, r.title, r.abstract) for r in references]])
                           .encode()).hexdigest()[:12]
     try:
@@ -314,7 +297,7 @@ def write_related_work(title: str, abstract: str, references: ReferenceList | Se
                        params: dict, system: str = "crew", rounds: int | None = None, introduction: str = "",
                        out: str | Path = "related_work", progress: bool = False) -> WriteResult:
     """Write the related-work section of the user's paper with ``system``; the files of the module docstring."""
-    from crewlib.baselines import make_system
+    from crewlib.baselines import make_system, system_class
     from crewlib.llm import connect
     from crewlib.tasks import build_tasks
 
@@ -328,9 +311,8 @@ def write_related_work(title: str, abstract: str, references: ReferenceList | Se
         block["rounds"] = rounds
     example = own_example(title, abstract, refs, introduction)
     task = build_tasks(params, [example], min_connections=0).tasks[example.target_id]
-    probe = make_system(system, params, None) if _llm_free(system) else None
-    client = None if probe else connect(params)
-    writer = probe or make_system(system, params, client)
+    client = connect(params) if system_class(system).uses_llm else None
+    writer = make_system(system, params, client)
     bar = _round_bar(writer, progress)
     try:
         generation = writer.generate(example, task)
@@ -347,12 +329,11 @@ def write_related_work(title: str, abstract: str, references: ReferenceList | Se
     (out / "generation.json").write_text(json.dumps(generation.to_dict(), indent=1, default=str) + "\n")
     check = generation.citation_check
     cost = generation.cost
-    _, unresolved = resolve_markers(generation.text, generation.key_to_id, lambda ids: "")
     summary = {"system": system, "title": example.title, "target_id": example.target_id,
                "model": client.model if client else None, "endpoint": client.endpoint if client else None,
                "references": len(refs), "references_title_only": len(title_only), "title_only_keys": title_only,
                "cited": len(set(check.cited_ids)), "markers": check.markers, "markers_resolved": check.resolved,
-               "citation_verification": check.verification, "unresolved_keys": sorted(set(unresolved)),
+               "citation_verification": check.verification, "unresolved_keys": sorted(set(check.unresolved_keys)),
                "calls": cost["calls"], "prompt_tokens": cost["prompt_tokens"],
                "completion_tokens": cost["completion_tokens"], "wall_time_s": round(generation.wall_s, 2),
                "fallbacks": dict(generation.fallbacks), "words": len(generation.text.split()),
@@ -367,12 +348,6 @@ def write_related_work(title: str, abstract: str, references: ReferenceList | Se
     (out / "related_work.tex").write_text(latex)
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     return WriteResult(example, generation, summary, out, markdown, latex)
-
-
-def _llm_free(system: str) -> bool:
-    from crewlib.baselines import system_class
-
-    return not system_class(system).uses_llm
 
 
 def _round_bar(writer, progress: bool):

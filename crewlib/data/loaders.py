@@ -34,6 +34,9 @@ from crewlib.data.records import (
     Reference,
     RWGExample,
     Section,
+    clean_field,
+    reference_from_fields,
+    with_introduction,
 )
 
 SAMPLE_DIR = PROJECT_ROOT / "data" / "sample"
@@ -200,8 +203,6 @@ def parse_simple_row(row: dict, index: int = 0, notes: LoadReport | None = None)
     ``\\cite{key}``, else every reference (noted); without ``related_work`` the example has no gold and
     serves only to write (``crew write``).
     """
-    from crewlib.write import own_example
-
     rid = _str_id(row.get("id")) or f"#{index}"
     refs = row.get("references")
     problems: list[tuple[str, str]] = []
@@ -216,8 +217,7 @@ def parse_simple_row(row: dict, index: int = 0, notes: LoadReport | None = None)
             problems.append((f"references[{i}]", "is not an object"))
             continue
         key = _str_id(ref.get("key", ref.get("id")))
-        title = " ".join(str(ref.get("title") or "").split())
-        abstract = " ".join(str(ref.get("abstract") or "").split())
+        title = clean_field(ref.get("title"))
         if key is None:
             problems.append((f"references[{i}].key", "is missing"))
         elif key in seen:
@@ -227,20 +227,16 @@ def parse_simple_row(row: dict, index: int = 0, notes: LoadReport | None = None)
         if key is None or key in seen or not title:
             continue
         seen.add(key)
-        if not abstract:
-            abstract, title_only = title, title_only + 1
-        authors = ref.get("authors") or ()
-        authors = tuple(re.split(r"\s+and\s+|;", authors) if isinstance(authors, str) else authors)
-        year = ref.get("year")
-        references.append(Reference(key, title, abstract, year=int(year) if str(year or "").isdigit() else None,
-                                    authors=tuple(a.strip() for a in authors if str(a).strip())))
+        reference, by_title = reference_from_fields(key, title, ref.get("abstract"), ref.get("authors"),
+                                                    ref.get("year"))
+        references.append(reference)
+        title_only += by_title
     for name in ("title", "abstract"):
         if not str(row.get(name) or "").strip():
             problems.append((name, "is missing or empty"))
     if not refs:
         problems.append(("references", "is empty: the reference pool has no papers"))
     RecordError.collect(rid, problems)
-    base = own_example(str(row["title"]), str(row["abstract"]), references, str(row.get("introduction") or ""))
     gold = _gold_section(row.get("related_work")) if row.get("related_work") else ""
     cited = [str(c) for c in row.get("cited") or []]
     noted = {"references without an abstract, used by their title": title_only}
@@ -251,9 +247,10 @@ def parse_simple_row(row: dict, index: int = 0, notes: LoadReport | None = None)
         if not cited:
             cited = [r.id for r in references]
             noted["gold cited ids taken from `references` (the section cites no key)"] = 1
-    example = RWGExample(rid, base.title, base.abstract, base.references, gold_related_work=gold,
-                         gold_cited_ids=tuple(cited), year=row.get("year"), source="local").validate(
-                             require_gold=bool(gold))
+    example = RWGExample(rid, " ".join(str(row["title"]).split()),
+                         with_introduction(str(row["abstract"]), str(row.get("introduction") or "")),
+                         tuple(references), gold_related_work=gold, gold_cited_ids=tuple(cited), year=row.get("year"),
+                         source="local").validate(require_gold=bool(gold))
     if notes is not None:
         notes.notes.update({k: v for k, v in noted.items() if v})
     return example

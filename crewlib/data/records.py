@@ -54,6 +54,35 @@ class Reference:
         return f"{self.title}. {self.abstract}"
 
 
+def clean_field(value: object) -> str:
+    """A text field of a user's file: BibTeX braces removed, whitespace collapsed ("" for None)."""
+    return "" if value is None else " ".join(str(value).replace("{", "").replace("}", "").split())
+
+
+def reference_from_fields(key: str, title: str, abstract: object = "", authors: object = None,
+                          year: object = None) -> tuple[Reference, bool]:
+    """A reference from the simple fields (``crew write``'s files, the simple local layout) and whether it
+    has no abstract: then it is known by its title (:func:`crewlib.tasks.title_only`). ``authors``: a list,
+    or a string joined by " and " or ";"; ``year``: the first four-digit year in it."""
+    import re
+
+    abstract = clean_field(abstract)
+    parts = authors if isinstance(authors, list | tuple) else re.split(r"\s+and\s+|;", str(authors or ""))
+    found = re.search(r"\b(1[89]\d{2}|20\d{2})\b", str(year or ""))
+    reference = Reference(id=key, title=title, abstract=abstract or title, year=int(found.group(1)) if found else None,
+                          authors=tuple(a for a in (clean_field(p) for p in parts) if a))
+    return reference, not abstract
+
+
+def with_introduction(abstract: str, introduction: str = "", words: int = 300) -> str:
+    """A target's text as every system reads it: the abstract, then the introduction's first ``words`` words."""
+    text = " ".join(abstract.split())
+    if introduction.strip():
+        intro = introduction.split()
+        text += "\n\nFrom the introduction: " + " ".join(intro[:words]) + (" …" if len(intro) > words else "")
+    return text
+
+
 @dataclass(frozen=True)
 class RWGExample:
     """One related-work generation example. ``gold_*`` must never reach a generator."""

@@ -380,8 +380,7 @@ class SQ2E(Summariser):
         return step
 
 
-_FRAME = re.compile(r"\b(expert|editor) asks?\b|\b(expert|editor) asked\b|\bthe answer:|as \"missing\"|"
-                    r"with this change made")
+_FRAME = re.compile(r"\b(expert|editor) ask(s|ed)?\b|\bthe answer:|as \"missing\"|with this change made")
 
 
 def _echoes(text: str, question: str) -> bool:
