@@ -107,6 +107,11 @@ def _quick() -> dict:
     return load_params("quick")
 
 
+def default_params() -> dict:
+    """A copy of every default (``params/quick.yaml``)."""
+    return copy.deepcopy(_quick())
+
+
 def default(key_path: str) -> Any:
     """The default of a setting, from ``params/quick.yaml`` (``default("llm.timeout_s")``)."""
     value: Any = _quick()

@@ -14,6 +14,8 @@ import pydantic
 from pydantic import ConfigDict, Field
 
 ACTION_NAMES = ("retrieve", "disseminate", "compose", "critique")
+# The sentence repairs of the final section (crewlib/sections.py)
+REPAIRS = ("title_only", "uncited", "first_person", "target", "unsupported", "repeated_sentences")
 
 
 class Block(pydantic.BaseModel):
@@ -55,6 +57,8 @@ class LLM(Block):
     backoff_max_s: float = Field(ge=0)
     retry_after_max_s: float = Field(ge=0)
     json_mode: bool
+    structured_output: Literal["json_schema", "json_object"]
+    reask_cut: bool
     cache_mode: Literal["off", "read_write", "replay"]
     cache_dir: str
     task_wording: Literal["related_work", "news_summary"]
@@ -113,6 +117,8 @@ class Env(Block):
     relevance: Literal["tfidf", "embedding"]
     target_words: int = PositiveInt
     compose_min_sources: int = PositiveInt
+    revision_guard: bool  # a revision that loses a cited work or adds a repeated sentence is rejected
+    round_masks: bool  # Compose for as many agents as there is material for, Critique for one agent a round
     reward: Reward
     caps: Caps
     masked_features: list[str]  # feature names or group names, observed as 0 (ablations)
@@ -136,6 +142,9 @@ class Executor(Block):
 
 class Output(Block):
     duplicate_threshold: float = Field(gt=0, le=1)
+    sentence_threshold: float = Field(gt=0, le=1)
+    support_threshold: float = Field(ge=0, le=1)
+    repairs: list[Literal[REPAIRS]]  # type: ignore[valid-type]
 
 
 class IPPO(Block):

@@ -1,34 +1,55 @@
-"""The output checks every system's related-work section passes, and the repairs they count.
+"""The output checks every system's related-work section passes, and the repairs they make.
 
 One function, :func:`finish_section`, serves CREW and every baseline, so that "CREW beats long
-context" compares texts held to the same rules (docs/method.md, "Output checks"). What it
-repairs it counts in a :class:`SectionReport` (``Generation.notes["output_checks"]``); nothing is
-changed silently:
+context" compares texts held to the same rules (docs/method.md, "Output checks"). Every repair is
+counted in a :class:`SectionReport` (``Generation.notes["output_checks"]``); nothing is changed
+silently, and nothing a check finds is left in the section.
+
+Always applied:
 
 - **repeated paragraphs** — a paragraph whose content words overlap an earlier one by at least
   ``duplicate_threshold`` (overlap coefficient) is removed;
 - **duplicated markers** — ``[R2] [R2]`` and ``[R2, R2]`` become ``[R2]``;
 - **meta-text** — a sentence about the draft, the workspace, notes or feedback, or a preamble
   ("Here is a related-work section ...") is removed;
-- **stray punctuation** — repeated full stops (``[R2]. . The``) and "sentences" with no word
-  are removed;
+- **stray punctuation** — repeated full stops (``[R2]. . The``) and "sentences" with no word;
 - **truncation** — a last sentence cut by the token limit (no closing punctuation) is removed
   (unless it is the whole text, which is kept; counted either way).
 
-Two problems are counted but not repaired, because only a writer can fix them: sentences in
-the first person copied from a cited abstract (a cited author's "we"), and sentences that
-describe the target paper itself as related work.
+The sentence guarantees, each named in ``output.repairs`` (all on by default; an empty list gives the
+section as the checks above leave it, the setting the notebooks' shipped answers were recorded with):
+
+- ``title_only`` — an internal note ("Title (known by its title only) [R4].") is removed, and a sentence
+  that cites only works known by their title must be supported by those titles;
+- ``uncited`` — a sentence that cites nothing and makes a claim about specific work (it names "the
+  authors", a method, a system, a number ...) gets the key of the work whose text and notes hold its
+  content (support ≥ ``support_threshold``), else it is removed; a topic or transition sentence stays,
+  given a key only when it copies one work (support ≥ 0.8);
+- ``first_person`` — a cited author's "we/our/us" outside a quotation becomes "the authors/their/them";
+  an uncited first-person sentence (the target's own voice) is removed;
+- ``target`` — a sentence that restates the target's abstract (the target presented as related work),
+  or speaks of "the target paper" / "this paper's problem" (the prompts' words), is removed;
+- ``unsupported`` — a cited sentence must be supported by the text and notes of the works it cites
+  (lexical :func:`~crewlib.text.support` ≥ ``support_threshold``); if another pool work supports it,
+  the citation moves there (one paper's method credited to another), else the sentence is removed; a
+  sentence citing several works is removed when one of them supports it less than half that (a claim
+  that "[R3] and [R6] both ..." where [R6] has no part in it);
+- ``repeated_sentences`` — a sentence that near-duplicates an earlier one anywhere in the section
+  (overlap ≥ ``sentence_threshold``) is removed.
+
+A paragraph left with no citation at all (only topic sentences) is removed too, counted.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, fields
 
 from crewlib.citations import find_citation_keys
-from crewlib.tasks import Task
-from crewlib.text import containment, content_words, sentences, strip_markers
+from crewlib.schema import REPAIRS
+from crewlib.tasks import Task, title_only
+from crewlib.text import containment, content_words, sentences, strip_markers, support
 
 _META = re.compile(
     r"\b(?:the\s+(?:current\s+|existing\s+|above\s+)?drafts?|workspace|segments?\s*(?:id|\d)|segment_id|"
@@ -38,13 +59,64 @@ _META = re.compile(
     r"this\s+section\s+(?:discusses|reviews|presents|covers|describes))",
     re.IGNORECASE,
 )
-_FIRST_PERSON = re.compile(r"\b(?:we|our|us)\b", re.IGNORECASE)
+# Filler about the target paper itself, words of the prompts ("how it bears on this paper's problem").
+_ABOUT_TARGET = re.compile(r"\b(?:(?:this|the\s+target)\s+paper'?s\s+problem|bears\s+on\s+(?:this|the)\s+"
+                           r"(?:paper|problem|target)|the\s+target\s+paper|this\s+paper\s+(?:aims|addresses|tackles|focuses|studies))",
+                           re.IGNORECASE)
+_FIRST_PERSON = re.compile(r"\b(?:[Ww]e|[Oo]urs?|[Oo]urselves|us)\b")
+_FIRST_PERSON_ANY = re.compile(r"\b(?:we|our|us)\b", re.IGNORECASE)
+_FIRST_PERSON_SUBS = (
+    (re.compile(r"\b([Ww])e(?:'ve|\s+have)\b"), "the authors have"),
+    (re.compile(r"\b([Ww])e(?:'re|\s+are)\b"), "the authors are"),
+    (re.compile(r"\b([Ww])e\b"), "the authors"),
+    (re.compile(r"\b([Oo])urselves\b"), "themselves"),
+    (re.compile(r"\b([Oo])urs\b"), "theirs"),
+    (re.compile(r"\b([Oo])ur\b"), "their"),
+    (re.compile(r"\b(u)s\b"), "them"),
+)
+_QUOTED = re.compile(r"(\"[^\"]*\"|“[^”]*”)")
+_TITLE_NOTE = re.compile(r"\s*\((?:known|cited)\s+by\s+(?:its\s+)?title\s+only\)", re.IGNORECASE)
+# A sentence about specific work: its authors, "this method", a verb that reports a result, a name or a number.
+_SPECIFIC = re.compile(
+    r"\b(?:the\s+authors?|they|their|them|these\s+authors|(?:both|these|those|such|the\s+two)\s+(?:works|papers|"
+    r"methods|approaches|models|systems|studies)|(?:this|that|the|their)\s+(?:work|paper|method|approach|"
+    r"model|study|system|framework|technique|dataset|algorithm|architecture)s?|it\s+(?:proposes|introduces|"
+    r"presents|uses|shows|achieves|outperforms)|propos\w*|introduc\w*|present(?:s|ed)|demonstrat\w*|outperform\w*|"
+    r"achiev\w*|report(?:s|ed)|show(?:s|ed|n))\b",
+    re.IGNORECASE,
+)
+_NAMED = re.compile(r"\b(?:[A-Z][a-z]*[A-Z][\w-]*|[A-Z]{2,}[\w-]*|\w*\d\w*)\b")
 _REPEATED_KEY = re.compile(r"\[(R\d+)\](?:\s*\[\1\])+")
 _BRACKET = re.compile(r"\[([^\[\]]+)\]")
+_KEYS = re.compile(r"\[R\d+(?:\s*[,;]\s*R\d+)*\]")
 _STRAY_STOPS = re.compile(r"([.!?])(?:[ \t]+\.)+(?=\s|$)")  # "[R2]. . The" → "[R2]. The"
 _CLOSED = re.compile(r"[.!?][\"')\]]*$|\][.!?]?$")
 COPY_THRESHOLD = 0.6  # share of a first-person sentence's content words found in one cited abstract
 TARGET_THRESHOLD = 0.7  # share of a sentence's content words found in the target's abstract
+TOPIC_COPY_THRESHOLD = 0.8  # support at which an uncited sentence that names no work is a copy of one, cited
+
+
+@dataclass(frozen=True)
+class OutputChecks:
+    """The ``output`` block of params: thresholds of the checks and the sentence repairs applied."""
+
+    duplicate_threshold: float = 0.6  # content-word overlap at which a paragraph repeats another
+    sentence_threshold: float = 0.8  # overlap at which a sentence repeats another (the shorter has ≥ 4 content words)
+    support_threshold: float = 0.5  # lexical support a cited sentence needs from the works it cites
+    repairs: tuple[str, ...] = REPAIRS
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.repairs) - set(REPAIRS))
+        if unknown:
+            raise ValueError(f"output.repairs: unknown repairs {unknown}; known: {list(REPAIRS)}")
+
+    @classmethod
+    def from_params(cls, params: Mapping) -> OutputChecks:
+        block = dict(params["output"])
+        return cls(**{**block, "repairs": tuple(block["repairs"])})
+
+    def on(self, repair: str) -> bool:
+        return repair in self.repairs
 
 
 def overlap(a: str, b: str) -> float:
@@ -57,6 +129,14 @@ def overlap(a: str, b: str) -> float:
 
 def near_duplicate(a: str, b: str, threshold: float) -> bool:
     return overlap(a, b) >= threshold
+
+
+def repeats_sentence(a: str, b: str, threshold: float) -> bool:
+    """``a`` says what ``b`` says: the same words, or a content-word overlap ≥ ``threshold`` when the shorter
+    of the two has at least four content words (two short sentences share words by chance)."""
+    if strip_markers(a).strip().lower() == strip_markers(b).strip().lower():
+        return True
+    return min(len(content_words(a)), len(content_words(b))) >= 4 and overlap(a, b) >= threshold
 
 
 def dedupe_markers(text: str) -> tuple[str, int]:
@@ -87,9 +167,28 @@ def is_meta(sentence: str) -> bool:
     return bool(_META.search(strip_markers(sentence)))
 
 
+def _unquoted(sentence: str) -> str:
+    return _QUOTED.sub(" ", strip_markers(sentence))
+
+
+def is_first_person(sentence: str) -> bool:
+    """The sentence speaks as "we / our / us" outside a quotation."""
+    return bool(_FIRST_PERSON.search(_unquoted(sentence)))
+
+
+def third_person(sentence: str) -> str:
+    """A cited author's first person as the third person, quotations untouched: "we propose" → "the authors propose"."""
+    def swap(part: str) -> str:
+        for pattern, replacement in _FIRST_PERSON_SUBS:
+            part = pattern.sub(lambda m, r=replacement: r[0].upper() + r[1:] if m.group(1).isupper() else r, part)
+        return part
+
+    return "".join(part if _QUOTED.fullmatch(part) else swap(part) for part in _QUOTED.split(sentence))
+
+
 def is_first_person_copy(sentence: str, task: Task) -> bool:
     """A sentence in the first person whose words come from a cited paper's abstract (its authors' "we")."""
-    if not _FIRST_PERSON.search(strip_markers(sentence)):
+    if not _FIRST_PERSON_ANY.search(strip_markers(sentence)):  # the critic's check, as the controller was trained
         return False
     refs = [task.reference_by_key[k] for k in find_citation_keys(sentence) if k in task.reference_by_key]
     return any(ref.abstract and containment(sentence, ref.abstract) >= COPY_THRESHOLD for ref in refs)
@@ -100,10 +199,68 @@ def describes_target(sentence: str, task: Task) -> bool:
     return len(content_words(sentence)) >= 6 and containment(sentence, task.abstract) >= TARGET_THRESHOLD
 
 
+def makes_claim(sentence: str) -> bool:
+    """A claim about specific work (its authors, "this method", a reported result, a name or a number), as
+    opposed to a topic or transition sentence that needs no citation."""
+    text = _unquoted(sentence)
+    return bool(_SPECIFIC.search(text) or _NAMED.search(text))
+
+
+def is_title_note(sentence: str, task: Task) -> bool:
+    """An internal note about a work known by its title, or a cited sentence that only restates a pool title."""
+    if _TITLE_NOTE.search(sentence):
+        return True
+    words = content_words(sentence)
+    return bool(find_citation_keys(sentence)) and bool(words) and any(
+        words <= content_words(ref.title) for ref in task.references)
+
+
 def is_truncated(text: str) -> bool:
     """The text ends inside a sentence (a generation stopped by its token limit)."""
     stripped = text.rstrip()
     return bool(stripped) and not _CLOSED.search(stripped)
+
+
+def evidence(task: Task, notes: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Key → what a sentence citing that work may rest on: its title, abstract and full-text sections, and the
+    notes a team took on it (``notes``: key → text). A work known by its title only: its title alone."""
+    out = {}
+    for key, ref in task.reference_by_key.items():
+        if title_only(ref):
+            out[key] = ref.title
+            continue
+        parts = [ref.title, ref.abstract, *(text for _, text in ref.sections), (notes or {}).get(key, "")]
+        out[key] = " ".join(p for p in parts if p)
+    return out
+
+
+def supported_share(text: str, task: Task, threshold: float, notes: Mapping[str, str] | None = None) -> float | None:
+    """Share of the cited sentences of ``text`` supported by the works they cite (None: no cited sentence)."""
+    sources = evidence(task, notes)
+    cited = [s for p in paragraphs(text) for s in sentences(p) if _known_keys(s, sources)]
+    if not cited:
+        return None
+    return sum(_support(s, _known_keys(s, sources), sources) >= threshold for s in cited) / len(cited)
+
+
+def _known_keys(sentence: str, sources: Mapping[str, str]) -> list[str]:
+    return [k for k in dict.fromkeys(find_citation_keys(sentence)) if k in sources]
+
+
+def _support(sentence: str, keys: Iterable[str], sources: Mapping[str, str]) -> float:
+    return support(sentence, " ".join(sources[k] for k in keys))
+
+
+def _best_source(sentence: str, sources: Mapping[str, str]) -> tuple[float, str]:
+    return max(((support(sentence, body), key) for key, body in sources.items()), default=(0.0, ""),
+               key=lambda pair: (pair[0], -int(pair[1][1:]) if pair[1][1:].isdigit() else 0))
+
+
+def _cite(sentence: str, key: str) -> str:
+    """``sentence`` with its citations replaced by ``[key]`` before its closing punctuation."""
+    bare = _KEYS.sub("", sentence).rstrip()
+    stop = bare[-1] if bare and bare[-1] in ".!?" else ""
+    return f"{bare[:len(bare) - len(stop)].rstrip()} [{key}]{stop}"
 
 
 @dataclass
@@ -113,13 +270,20 @@ class SectionReport:
     meta_sentences: int = 0
     truncated: int = 0
     stray_punctuation: int = 0
-    first_person_copies: int = 0  # counted, not repaired
-    target_descriptions: int = 0  # counted, not repaired
+    title_notes_removed: int = 0  # internal "known by its title only" notes and bare titles
+    uncited_attributed: int = 0  # a claim without a citation given its source's key
+    uncited_removed: int = 0  # a claim without a citation that no work supports
+    first_person_rewritten: int = 0  # a cited author's "we" → "the authors"
+    first_person_removed: int = 0  # an uncited first-person sentence
+    target_descriptions: int = 0  # sentences restating the target's abstract, removed
+    unsupported_reattributed: int = 0  # a cited sentence moved to the work that supports it
+    unsupported_removed: int = 0  # a cited sentence no work supports
+    repeated_sentences: int = 0
+    uncited_paragraphs: int = 0  # a paragraph left without any citation, removed
 
     @property
     def repairs(self) -> int:
-        return (self.repeated_paragraphs + self.duplicated_markers + self.meta_sentences + self.truncated
-                + self.stray_punctuation)
+        return sum(getattr(self, f.name) for f in fields(self))
 
     def to_dict(self) -> dict[str, int]:
         return asdict(self)
@@ -129,12 +293,72 @@ def paragraphs(text: str) -> list[str]:
     return [p.strip() for p in re.split(r"\n\s*\n", text.strip()) if p.strip()]
 
 
-def finish_section(text: str, task: Task, duplicate_threshold: float) -> tuple[str, SectionReport]:
-    """The section with the repairs of the module docstring applied, and what was repaired or found."""
+def _repair_sentence(sent: str, task: Task, checks: OutputChecks, sources: Mapping[str, str],
+                     report: SectionReport) -> str | None:
+    """The sentence after the sentence repairs, or None when it is removed (each counted in ``report``)."""
+    if not re.search(r"\w", strip_markers(sent)):
+        report.stray_punctuation += 1
+        return None
+    if checks.on("title_only") and is_title_note(sent, task):
+        report.title_notes_removed += 1
+        return None
+    if is_meta(sent):
+        report.meta_sentences += 1
+        return None
+    if checks.on("target") and _ABOUT_TARGET.search(sent):
+        report.target_descriptions += 1
+        return None
+    keys = _known_keys(sent, sources)
+    if checks.on("first_person") and not keys and is_first_person(sent):  # the target's own voice, uncited
+        report.first_person_removed += 1
+        return None
+    if checks.on("uncited") and not find_citation_keys(sent):
+        # A claim about specific work needs its source; any other sentence copied from one gets its key too.
+        claim = makes_claim(sent)
+        share, key = _best_source(sent, sources)
+        if share >= (checks.support_threshold if claim else TOPIC_COPY_THRESHOLD):
+            sent, keys = _cite(sent, key), [key]
+            report.uncited_attributed += 1
+        elif claim:
+            report.uncited_removed += 1
+            return None
+    if checks.on("first_person") and is_first_person(sent):
+        sent = third_person(sent)
+        report.first_person_rewritten += 1
+    if checks.on("target") and describes_target(sent, task) and (
+            not keys or _support(sent, keys, sources) < containment(sent, task.abstract)):
+        report.target_descriptions += 1
+        return None
+    if checks.on("unsupported") and len(keys) > 1 and any(
+            _support(sent, [k], sources) < checks.support_threshold / 2 for k in keys):
+        report.unsupported_removed += 1  # a claim about several works that one of them has no part in
+        return None
+    if checks.on("unsupported") and keys and _support(sent, keys, sources) < checks.support_threshold:
+        share, key = _best_source(sent, sources)
+        if share < checks.support_threshold:
+            report.unsupported_removed += 1
+            return None
+        sent = _cite(sent, key)
+        report.unsupported_reattributed += 1
+    return sent
+
+
+def finish_section(text: str, task: Task, checks: OutputChecks | float,
+                   notes: Mapping[str, str] | None = None) -> tuple[str, SectionReport]:
+    """The section with the repairs of the module docstring applied, and what was repaired.
+
+    ``checks``: the ``output`` settings (a bare number: the paragraph threshold, with no sentence repairs);
+    ``notes``: key → the notes a team took on that work, evidence beside its abstract.
+    """
+    if not isinstance(checks, OutputChecks):
+        checks = OutputChecks(duplicate_threshold=float(checks), repairs=())
+    sources = evidence(task, notes)
     report = SectionReport()
     text, report.duplicated_markers = dedupe_markers(text)
     text, report.stray_punctuation = _STRAY_STOPS.subn(r"\1", text)
+    text = _TITLE_NOTE.sub("", text) if checks.on("title_only") else text
     kept: list[str] = []
+    kept_sentences: list[str] = []
     blocks = paragraphs(text)
     for i, block in enumerate(blocks):
         sents = sentences(block)
@@ -144,23 +368,43 @@ def finish_section(text: str, task: Task, duplicate_threshold: float) -> tuple[s
                 sents = sents[:-1]
         clean = []
         for sent in sents:
-            if not re.search(r"\w", strip_markers(sent)):
-                report.stray_punctuation += 1
+            repaired = _repair_sentence(sent, task, checks, sources, report)
+            if repaired is None:
                 continue
-            if is_meta(sent):
-                report.meta_sentences += 1
+            if checks.on("repeated_sentences") and any(
+                    repeats_sentence(repaired, s, checks.sentence_threshold) for s in kept_sentences + clean):
+                report.repeated_sentences += 1
                 continue
-            report.first_person_copies += is_first_person_copy(sent, task)
-            report.target_descriptions += describes_target(sent, task)
-            clean.append(sent)
+            clean.append(repaired)
         block = " ".join(clean)
         if not block:
             continue
-        if any(near_duplicate(block, earlier, duplicate_threshold) for earlier in kept):
+        if checks.on("uncited") and not find_citation_keys(block):
+            report.uncited_paragraphs += 1
+            continue
+        if any(near_duplicate(block, earlier, checks.duplicate_threshold) for earlier in kept):
             report.repeated_paragraphs += 1
             continue
         kept.append(block)
+        kept_sentences += clean
     return "\n\n".join(kept), report
+
+
+def section_faults(text: str, task: Task, checks: OutputChecks, notes: Mapping[str, str] | None = None) -> dict:
+    """What a reviewer's basic checks find in a finished section, without repairing it: repeated sentences,
+    first-person sentences, uncited claims, unsupported cited sentences (the quality benchmark's counts)."""
+    sources = evidence(task, notes)
+    sents = [s for p in paragraphs(text) for s in sentences(p)]
+    return {
+        "sentences": len(sents),
+        "repeated_sentences": sum(any(repeats_sentence(s, e, checks.sentence_threshold) for e in sents[:i])
+                                  for i, s in enumerate(sents)),
+        "first_person": sum(is_first_person(s) for s in sents),
+        "uncited_claims": sum(not find_citation_keys(s) and makes_claim(s) for s in sents),
+        "unsupported": sum(bool(_known_keys(s, sources)) and _support(s, _known_keys(s, sources), sources)
+                           < checks.support_threshold for s in sents),
+        "title_notes": sum(bool(_TITLE_NOTE.search(s)) for s in sents),
+    }
 
 
 def repeated_paragraph_count(text: str, threshold: float) -> int:

@@ -70,3 +70,18 @@ def fit_words(text: str, words: int) -> tuple[str, bool]:
 def approx_tokens(text: str) -> int:
     """A tokenizer-free estimate (≈ 4 characters per token for English), used for context budgets."""
     return math.ceil(len(text) / 4)
+
+
+STEM_CHARS = 5  # words compared by their first five letters: "pretrains" ~ "pretraining", "models" ~ "model"
+
+
+@lru_cache(maxsize=65536)
+def stems(text: str) -> frozenset[str]:
+    """The content words of ``text`` cut to :data:`STEM_CHARS` letters (a crude, language-model-free stemmer)."""
+    return frozenset(w[:STEM_CHARS] for w in content_words(text))
+
+
+def support(claim: str, evidence: str) -> float:
+    """Lexical support: share of the claim's content stems found in the evidence (0 for an empty claim)."""
+    words = stems(claim)
+    return len(words & stems(evidence)) / len(words) if words else 0.0

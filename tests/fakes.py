@@ -23,6 +23,7 @@ class Step:
     error_message: str = "scripted failure"
     body: str | bytes | None = None  # sent as it is instead of a completion (a broken answer)
     headers: dict[str, str] = field(default_factory=dict)
+    finish_reason: str = "stop"  # "length": the answer stopped at max_tokens
 
 
 class ScriptedOpenAIServer(ChatEndpoint):
@@ -42,7 +43,8 @@ class ScriptedOpenAIServer(ChatEndpoint):
             body = error_body(step.error_message, "scripted")
         else:
             body = completion(step.content, model=request.get("model", "scripted"),
-                              prompt_tokens=self.usage[0], completion_tokens=self.usage[1])
+                              prompt_tokens=self.usage[0], completion_tokens=self.usage[1],
+                              finish_reason=step.finish_reason)
         headers = dict(step.headers)
         if step.body is not None and "Content-Type" not in headers:
             headers["Content-Type"] = "application/json"  # what a broken server claims

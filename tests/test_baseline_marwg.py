@@ -164,7 +164,9 @@ def test_fallback_outline_without_a_taxonomy_cuts_the_candidates_into_runs():
 
 # ------------------------------------------------------------------------------------------ selection (stage 1)
 def marwg_params(**settings) -> dict:
-    return load_params("quick", {"baselines": {"marwg": settings}})
+    """Quick params with MA-RWG ``settings``; the pipeline runs on scripted toy answers, so the sentence repairs of
+    the final section (tested in tests/test_section_guarantees.py) are off and the section stays as written."""
+    return load_params("quick", {"baselines": {"marwg": settings}, "output": {"repairs": []}})
 
 
 def task_of(example: RWGExample, pool: tuple[str, ...] | None = None) -> Task:

@@ -13,6 +13,9 @@ from crewlib.config import load_params
 from crewlib.data.records import Reference, RWGExample
 from crewlib.llm import LLMError
 
+# These tests run the pipelines on scripted toy answers; the sentence repairs of the final section are
+# tested on their own (tests/test_section_guarantees.py), so here the section is left as the pipeline wrote it.
+MECHANICS = {"output": {"repairs": []}}
 EXAMPLE = RWGExample(
     target_id="t1", title="Graph transformers for molecular property prediction",
     abstract="We combine message passing with attention for molecular property prediction on benchmarks.",
@@ -26,7 +29,7 @@ EXAMPLE = RWGExample(
                   "Residual connections ease the training of deep networks."),
     ),
 )
-PARAMS = load_params("quick", {"env": {"n_agents": 3, "relevance": "tfidf"},
+PARAMS = load_params("quick", {**MECHANICS, "env": {"n_agents": 3, "relevance": "tfidf"},
                                 "baselines": {"max_tokens": 300, "naive_orchestrator": {"max_steps": 2}}})
 
 
@@ -88,7 +91,7 @@ def test_naive_orchestrator_end_to_end_without_shared_workspace(make_client):
 
 
 def test_invalid_decomposition_falls_back_to_round_robin(make_client):
-    params = load_params("quick", {"env": {"n_agents": 3}, "baselines": {"max_tokens": 300,
+    params = load_params("quick", {**MECHANICS, "env": {"n_agents": 3}, "baselines": {"max_tokens": 300,
                                                                      "naive_orchestrator": {"max_steps": 1}}})
     with ScriptedOpenAIServer() as server:
         system = NaiveOrchestrator(params, make_client(server, concurrency=1))
@@ -130,7 +133,7 @@ def test_failed_agent_call_is_counted_and_the_run_finishes(make_client):
 
 
 def test_failed_final_write_uses_the_replies_and_no_replies_raises(make_client):
-    params = load_params("quick", {"env": {"n_agents": 3}, "baselines": {"max_tokens": 300,
+    params = load_params("quick", {**MECHANICS, "env": {"n_agents": 3}, "baselines": {"max_tokens": 300,
                                                                      "naive_orchestrator": {"max_steps": 0}}})
     with ScriptedOpenAIServer() as server:
         system = NaiveOrchestrator(params, make_client(server, concurrency=1, max_retries=0))
@@ -189,7 +192,7 @@ def test_primera_input_equal_shares_doc_sep_and_global_attention():
 def test_primera_without_weights_is_unavailable(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("CREW_PRIMERA_PATH", str(tmp_path))
-    system = make_system("primera", load_params("quick"))  # lazy: building loads nothing
+    system = make_system("primera", load_params("quick", MECHANICS))  # lazy: building loads nothing
     assert isinstance(system, Primera) and system._loaded is None and system.model_name == str(tmp_path)
     with pytest.raises(SystemUnavailableError, match="weights not available") as info:
         system.generate(EXAMPLE)
@@ -234,7 +237,7 @@ def test_primera_loading_code_offline_and_with_local_weights(tmp_path, monkeypat
 
     _tiny_primera(tmp_path / "tiny")
     monkeypatch.setenv("CREW_PRIMERA_PATH", str(tmp_path / "tiny"))  # overrides the params' model
-    system = Primera(load_params("quick", {"baselines": {"primera": {
+    system = Primera(load_params("quick", {**MECHANICS, "baselines": {"primera": {
         "model": "allenai/PRIMERA", "max_input_tokens": 40, "max_output_tokens": 5, "num_beams": 2, "device": "cpu"}}}))
     generation = system.generate(EXAMPLE)
     assert generation.text and set(generation.text.split()) <= set(TINY_WORDS)

@@ -20,7 +20,10 @@ from crewlib.env.policies import run_episode
 from crewlib.experiments import run_generations
 from crewlib.tasks import task_for
 
-PARAMS = load_params("quick")
+# These tests run the pipelines on scripted toy answers; the sentence repairs of the final section are
+# tested on their own (tests/test_section_guarantees.py), so here the section is left as the pipeline wrote it.
+MECHANICS = {"output": {"repairs": []}}
+PARAMS = load_params("quick", MECHANICS)
 WORDS = ["graph", "neural", "network", "message", "passing", "molecule", "attention", "transformer", "benchmark",
          "dataset", "protein"]
 
@@ -79,7 +82,7 @@ def _memory_answer(n_notes: int) -> str:
 
 
 def test_srw_memory_never_exceeds_its_cap_and_reader_failures_are_counted(make_client):
-    params = load_params("quick", {"baselines": {"srw": {"rounds": 4, "memory_tokens": 300}}})
+    params = load_params("quick", {**MECHANICS, "baselines": {"srw": {"rounds": 4, "memory_tokens": 300}}})
     with ScriptedOpenAIServer(default=Step(content="The related work [R1].")) as server:
         server.script.extend([Step(content=_memory_answer(3)), Step(content=_memory_answer(12)),
                               Step(content="not json"), Step(content="still not json"),
@@ -136,9 +139,9 @@ def test_the_fixed_schedule_substitute_is_a_labelled_option(make_client):
 def test_long_context_records_its_truncation(make_client):
     example = _example()
     with ScriptedOpenAIServer(default=Step(content="Section [R1].")) as server:
-        small = load_params("quick", {"baselines": {"long_context": {"context_tokens": 1200}}})
+        small = load_params("quick", {**MECHANICS, "baselines": {"long_context": {"context_tokens": 1200}}})
         cut = make_system("long_context", small, make_client(server)).generate(example)
-        big = load_params("quick", {"baselines": {"long_context": {"context_tokens": 100000}}})
+        big = load_params("quick", {**MECHANICS, "baselines": {"long_context": {"context_tokens": 100000}}})
         full = make_system("long_context", big, make_client(server)).generate(example)
     assert cut.notes["truncated"] and cut.notes["references_dropped"] > 0
     assert cut.notes["references_included"] + cut.notes["references_dropped"] == 8
@@ -153,7 +156,8 @@ def test_rag_retrieves_the_top_k_chunks(make_client):
 
     example = _example()
     with ScriptedOpenAIServer(default=Step(content="Section [R1].")) as server:
-        rag = make_system("rag", load_params("quick", {"baselines": {"rag": {"chunk_words": 10, "top_k": 4}}}),
+        rag = make_system("rag", load_params("quick", {**MECHANICS,
+                                                 "baselines": {"rag": {"chunk_words": 10, "top_k": 4}}}),
                           make_client(server))
         task = rag.task(example)
         retrieved = rag.retrieve(task)
@@ -168,7 +172,7 @@ def test_rag_retrieves_the_top_k_chunks(make_client):
 
 
 def test_crew_without_a_checkpoint_is_unavailable_and_the_runner_records_it(tmp_path, make_client):
-    params = load_params("quick", {"baselines": {"crew": {"checkpoint": str(tmp_path / "missing.pt")}}})
+    params = load_params("quick", {**MECHANICS, "baselines": {"crew": {"checkpoint": str(tmp_path / "missing.pt")}}})
     with ScriptedOpenAIServer() as server:
         with pytest.raises(SystemUnavailableError, match="trained controller"):
             make_system("crew", params, make_client(server)).generate(_example())
@@ -199,7 +203,7 @@ def test_every_system_generates_on_a_sample_example_with_the_embedded_model():
     from crewlib.demo import demo_target
     from crewlib.llm import connect
 
-    params = load_params("quick", {
+    params = load_params("quick", {**MECHANICS,
         "llm": {"cache_dir": str(CACHE), "max_tokens": 256},
         "baselines": {"crew": {"rounds": 4}, "orchestrator": {"rounds": 4}, "srw": {"rounds": 2},
                       "naive_orchestrator": {"max_steps": 1}, "marwg": {"budget": 3, "max_verify": 2}},

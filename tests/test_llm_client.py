@@ -90,7 +90,7 @@ def test_chat_json_strips_fences_and_validates(make_client, scripted_server):
     client = make_client(scripted_server)
     result = client.chat_json(HELLO, Verdict)
     assert result.parsed == Verdict(score=4, rationale="clear")
-    assert scripted_server.requests[0]["response_format"] == {"type": "json_object"}
+    assert scripted_server.requests[0]["response_format"]["type"] == "json_schema"
     assert "shaped like this example" in scripted_server.requests[0]["messages"][-1]["content"]
 
 
@@ -215,3 +215,37 @@ def test_prompt_tokens_the_endpoint_cached_are_read_from_either_dialect():
     silent = ChatCompletion.model_validate({**base, "usage": {"prompt_tokens": 50, "completion_tokens": 2,
                                                               "total_tokens": 52}})
     assert [cached_prompt_tokens(r) for r in (openai_style, llama_style, silent)] == [32, 40, 0]
+
+
+def test_chat_json_sends_the_schema_for_constrained_decoding_and_falls_back_once_when_refused(make_client,
+                                                                                          scripted_server):
+    client = make_client(scripted_server)
+    scripted_server.push(Step(200, '{"score": 4, "rationale": "clear"}'))
+    assert client.chat_json(HELLO, Verdict).parsed.score == 4
+    sent = scripted_server.requests[0]["response_format"]
+    assert sent["type"] == "json_schema" and sent["json_schema"]["schema"]["required"] == ["score", "rationale"]
+    refusing = make_client(scripted_server)
+    scripted_server.push(Step(400, error_message="json_schema is not supported"), Step(200, '{"score": 2, '
+                                                                                            '"rationale": "ok"}'),
+                         Step(200, '{"score": 3, "rationale": "ok"}'))
+    assert refusing.chat_json(HELLO, Verdict, sample_index=5).parsed.score == 2
+    assert refusing.chat_json(HELLO, Verdict, sample_index=6).parsed.score == 3  # asked once: json_object since
+    formats = [r["response_format"]["type"] for r in scripted_server.requests[1:]]
+    assert formats == ["json_schema", "json_object", "json_object"]
+    assert [r.reask for r in refusing.ledger.records] == ["schema_refused", "", ""]
+
+
+def test_a_cut_answer_is_asked_again_for_a_shorter_one_and_counted_apart(make_client, scripted_server):
+    client = make_client(scripted_server)
+    scripted_server.push(Step(200, '{"score": 4, "rationale": "a very long', finish_reason="length"),
+                         Step(200, '{"score": 4, "rationale": "short"}'))
+    assert client.chat_json(HELLO, Verdict, max_tokens=40).parsed.rationale == "short"
+    assert "cut off at the length limit (40 tokens)" in scripted_server.requests[1]["messages"][-1]["content"]
+    scripted_server.push(Step(200, '{"score": 9, "rationale": "x"}'), Step(200, '{"score": 9, "rationale": "y"}'))
+    with pytest.raises(OutputValidationError, match="after one re-ask"):
+        client.chat_json(HELLO, Verdict, sample_index=1)
+    assert "not usable" in scripted_server.requests[3]["messages"][-1]["content"]
+    assert [r.reask for r in client.ledger.records] == ["", "cut", "", "invalid"]
+    scripted_server.push(*[Step(200, '{"score": 4, "rationale": "long', finish_reason="length")] * 2)
+    with pytest.raises(OutputValidationError, match="cut at the token limit twice"):
+        client.chat_json(HELLO, Verdict, sample_index=2)

@@ -67,28 +67,19 @@ def assert_clean_section(text: str) -> None:
 
 
 # ------------------------------------------------------------------------------------ the checks
-def test_repairs_are_made_and_counted(task):
+def test_paragraph_level_repairs_are_made_and_counted(task):
     text = ("Here is a related-work section for the target paper. Longformer scales attention linearly [R1] [R1]. .\n\n"
             "BigBird mixes random, window and global attention [R2, R2]. The current draft does not cover hashing.\n\n"
             "Longformer scales attention linearly with length [R1].\n\n"
             "Reformer hashes queries into buckets and")
-    clean, report = finish_section(text, task, THRESHOLD)
+    clean, report = finish_section(text, task, THRESHOLD)  # a bare threshold: no sentence repairs
     assert clean == ("Longformer scales attention linearly [R1].\n\n"
                      "BigBird mixes random, window and global attention [R2].")
-    assert report.to_dict() == {"repeated_paragraphs": 1, "duplicated_markers": 2, "meta_sentences": 2,
-                                "truncated": 1, "stray_punctuation": 1, "first_person_copies": 0,
-                                "target_descriptions": 0}
+    counts = {k: v for k, v in report.to_dict().items() if v}
+    assert counts == {"repeated_paragraphs": 1, "duplicated_markers": 2, "meta_sentences": 2, "truncated": 1,
+                      "stray_punctuation": 1}
     assert finish_section("An ellipsis... stays.", task, THRESHOLD)[1].repairs == 0
     assert finish_section(clean, task, THRESHOLD)[1].repairs == 0  # idempotent
-
-
-def test_first_person_copies_and_the_target_as_related_work_are_counted_not_rewritten(task):
-    text = ("In our experiments we find it beats RoBERTa on long documents [R1]. We propose a sparse attention "
-            "transformer that summarises long scientific documents efficiently.")
-    clean, report = finish_section(text, task, THRESHOLD)
-    assert clean == text and report.first_person_copies == 1 and report.target_descriptions == 1
-    # The target's own "we", contrasted with a cited work, is ordinary related-work style.
-    assert finish_section("Unlike Reformer [R3], we attend sparsely.", task, THRESHOLD)[1].first_person_copies == 0
 
 
 def test_one_sentence_paragraphs_join_the_paragraph_closest_in_content():
@@ -159,10 +150,14 @@ def test_compose_and_critique_are_masked_when_they_cannot_change_anything(sample
     assert QUICK["env"]["compose_min_sources"] == 2
     assert infos["agent_0"]["action_mask"][Action.COMPOSE] == 0  # notes on one work: read and share first
     _, _, _, _, infos = env.step({a: Action.DISSEMINATE for a in env.agents})
-    assert infos["agent_0"]["action_mask"][Action.COMPOSE] == 1  # the team's notes on three uncited works
-    env.step({a: Action.COMPOSE for a in env.agents})
+    # The team's notes on three uncited works: material for one paragraph of two works, so one composer this round.
+    composers = [a for a in env.agents if infos[a]["action_mask"][Action.COMPOSE]]
+    assert len(composers) == 1 and composers[0] == "agent_2"  # priority rotates with the round (t = 2)
+    _, _, _, _, infos = env.step({a: Action.COMPOSE for a in env.agents})
+    assert len(env.ws.draft) == 1
+    assert sum(infos[a]["action_mask"][Action.CRITIQUE] for a in env.agents) == 1  # one critic for a new draft
     _, _, _, _, infos = env.step({a: Action.CRITIQUE for a in env.agents})
-    assert infos["agent_0"]["action_mask"][Action.CRITIQUE] == 0  # the draft has not changed since
+    assert not any(infos[a]["action_mask"][Action.CRITIQUE] for a in env.agents)  # the draft has not changed since
 
 
 # ------------------------------------------------------------------------------------ properties
@@ -226,3 +221,27 @@ def test_property_tests_could_fail_on_the_old_behaviour():
 ])
 def test_sentences_about_the_section_itself_are_meta(sentence, meta):
     assert is_meta(sentence) is meta
+
+
+def test_a_revision_that_loses_a_cited_work_or_adds_a_repeat_is_rejected():
+    """make demo (issue 29): round 3 wrote a paragraph on GPT-2 [R1]; round 6 revised it into BERT text and [R1]
+    vanished from the draft, the repeated sentence entering it."""
+    ws = Workspace(3, duplicate_threshold=THRESHOLD, revision_guard=True)
+    gpt2 = ws.write_segment(0, "GPT-2 learns tasks without explicit supervision from millions of webpages [R1].",
+                            None, 3)
+    ws.write_segment(1, "RoBERTa trains longer with bigger batches [R3]. It removes the next-sentence objective and "
+                        "uses dynamic masking on ten times more text [R3].", None, 4)
+    bert_text = ("This method differs from BERT, which pretrains a deep bidirectional Transformer encoder on "
+                 "unlabeled text [R2].")
+    assert ws.write_segment(2, bert_text, gpt2.id, 6) is None and ws.edits["rejected_lost_citation"] == 1
+    assert "[R1]" in ws.draft_text
+    repeat = f"{gpt2.text} RoBERTa trains longer with bigger batches [R3]."
+    assert ws.write_segment(2, repeat, gpt2.id, 7) is None and ws.edits["rejected_repeated_sentence"] == 1
+    better = f"{gpt2.text} It is trained as a 1.5B parameter Transformer [R1]."
+    assert ws.write_segment(2, better, gpt2.id, 8) is gpt2 and gpt2.version == 2
+    # A critique that flagged the citation lets the revision drop it.
+    ws.add_feedback("hallucinated_citation", gpt2.id, "the sentence citing R1 is not supported by R1", 1, t=8)
+    assert ws.write_segment(0, "Zero-shot transfer is studied with large web corpora [R2].", gpt2.id, 9) is gpt2
+    unguarded = Workspace(3, duplicate_threshold=THRESHOLD)
+    seg = unguarded.write_segment(0, gpt2.text.replace("It is", "x"), None, 1)
+    assert unguarded.write_segment(1, bert_text, seg.id, 2) is seg  # the recorded setting: no guard

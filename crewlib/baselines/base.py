@@ -19,7 +19,7 @@ from typing import ClassVar
 from crewlib.citations import CitationCheck, check_citations
 from crewlib.data.records import RWGExample
 from crewlib.llm import Caller, CallRecord, Ledger, LLMClient
-from crewlib.sections import finish_section
+from crewlib.sections import OutputChecks, finish_section
 from crewlib.tasks import Task, task_for, title_only
 from crewlib.text import approx_tokens  # noqa: F401 - part of this module's interface
 
@@ -97,8 +97,7 @@ class System:
         t0 = time.perf_counter()
         generation = self._generate(example, task)
         if "output_checks" not in generation.notes:  # the environment's systems ran them on their final section
-            threshold = self.params["output"]["duplicate_threshold"]
-            generation.text, report = finish_section(generation.text, task, threshold)
+            generation.text, report = finish_section(generation.text, task, OutputChecks.from_params(self.params))
             generation.notes["output_checks"] = report.to_dict()
         generation.wall_s = time.perf_counter() - t0
         if self.client:

@@ -10,6 +10,7 @@ term; every agent observes the new workspace.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from dataclasses import dataclass, field
@@ -19,14 +20,23 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from crewlib.citations import find_citation_keys
-from crewlib.config import from_quick
+from crewlib.config import default_params, from_quick
 from crewlib.data.records import RWGExample
 from crewlib.env.checks import feedback_is_real, fixed_feedback
 from crewlib.env.executors import ActionRequest, Executor
-from crewlib.env.observation import FEATURE_NAMES, ObservationCaps, action_mask, draft_stats, feature_indices, observe
+from crewlib.env.observation import (
+    FEATURE_NAMES,
+    ObservationCaps,
+    action_mask,
+    compose_capacity,
+    draft_stats,
+    feature_indices,
+    observe,
+)
 from crewlib.env.reward import Qualities, RewardWeights, feedback_quality, qualities, team_reward
 from crewlib.env.trace import EpisodeTrace
 from crewlib.env.workspace import Action, Proposal, Workspace, merge_proposals
+from crewlib.sections import OutputChecks
 from crewlib.tasks import Task
 
 ACTION_NAMES = tuple(a.name.lower() for a in Action)
@@ -43,7 +53,10 @@ class EnvConfig:
     weights: RewardWeights = field(default_factory=RewardWeights)
     caps: ObservationCaps = field(default_factory=ObservationCaps)
     duplicate_threshold: float = from_quick("output.duplicate_threshold")  # a segment this close to another repeats it
+    output: OutputChecks = field(default_factory=lambda: OutputChecks.from_params(default_params()))  # the final checks
     compose_min_sources: int = from_quick("env.compose_min_sources")  # uncited works a new paragraph needs
+    revision_guard: bool = from_quick("env.revision_guard")  # a revision may not lose a cited work or add a repeat
+    round_masks: bool = from_quick("env.round_masks")  # Compose / Critique masked at the level of the round
     masked_features: tuple[str, ...] = ()  # features or groups observed as 0 (the social-observation ablation)
     disabled_actions: tuple[str, ...] = ()  # actions removed from the action space (the no-Critique ablation)
 
@@ -60,7 +73,7 @@ class EnvConfig:
         caps = ObservationCaps(**env.pop("caps"))
         masked, disabled = tuple(env.pop("masked_features")), tuple(env.pop("disabled_actions"))
         return cls(**env, weights=weights, caps=caps, masked_features=masked, disabled_actions=disabled,
-                   duplicate_threshold=params["output"]["duplicate_threshold"])
+                   duplicate_threshold=params["output"]["duplicate_threshold"], output=OutputChecks.from_params(params))
 
 
 class CrewEnv(ParallelEnv):
@@ -116,7 +129,9 @@ class CrewEnv(ParallelEnv):
         self.agents = list(self.possible_agents)
         self.t = 0
         self.ws = Workspace(self.config.n_agents, duplicate_threshold=self.config.duplicate_threshold,
-                            compose_min_sources=self.config.compose_min_sources)
+                            compose_min_sources=self.config.compose_min_sources,
+                            revision_guard=self.config.revision_guard,
+                            sentence_threshold=self.config.output.sentence_threshold)
         self._quality = self._qualities()
         self.trace = EpisodeTrace.start(self.example, self.current_task, self.executor.name, self.config)
         self.invalid_actions = 0
@@ -126,7 +141,7 @@ class CrewEnv(ParallelEnv):
     def step(self, actions: dict[str, int]):
         t0 = time.perf_counter()
         ws, task = self.ws, self.current_task
-        masks = {a: self._mask(i) for i, a in enumerate(self.agents)}
+        masks = dict(zip(self.agents, self._masks(), strict=True))
         requests, claimed = [], set()
         for i, agent in enumerate(self.agents):
             if actions[agent] is None:  # no action this round (an orchestrator's lost assignment)
@@ -162,7 +177,8 @@ class CrewEnv(ParallelEnv):
         self.trace.add_round(self.t, actions, masks, proposals, accepted, overruled, terms, self._quality, counts,
                              cost, ws, time.perf_counter() - t0)
         if done:
-            self.trace.finish(ws, task)
+            self.trace.finish(ws, task, dataclasses.replace(self.config.output,
+                                                            duplicate_threshold=ws.duplicate_threshold))
             self.agents = []
         return observations, rewards, terminations, truncations, infos
 
@@ -221,13 +237,30 @@ class CrewEnv(ParallelEnv):
             out[a] = obs
         return out
 
-    def _mask(self, agent: int) -> np.ndarray:
-        mask = action_mask(self.ws, self.current_task, agent)
-        if self._disabled:
-            mask[self._disabled] = 0  # ablation: the action is not in the action space
-            if not mask.any():
-                mask[next(a for a in range(len(Action)) if a not in self._disabled)] = 1  # the safe no-op
-        return mask
+    def _masks(self) -> list[np.ndarray]:
+        """Every agent's action mask this round. With ``round_masks``, Compose is open to as many agents as
+        there is material for (a flagged paragraph each, or a group of uncited works each) and Critique to one
+        agent; priority rotates with the round, so no agent is always the one left out."""
+        masks = [action_mask(self.ws, self.current_task, i) for i in range(self.config.n_agents)]
+        if self.config.round_masks:
+            order = [(self.t + k) % self.config.n_agents for k in range(self.config.n_agents)]
+            compose_slots = compose_capacity(self.ws, self.current_task, self.config.compose_min_sources)
+            critique_slots = 1
+            for i in order:
+                if masks[i][Action.COMPOSE]:
+                    masks[i][Action.COMPOSE] = compose_slots > 0
+                    compose_slots -= 1
+                if masks[i][Action.CRITIQUE]:
+                    masks[i][Action.CRITIQUE] = critique_slots > 0
+                    critique_slots -= 1
+                if not masks[i].any():
+                    masks[i][Action.RETRIEVE] = 1  # the safe no-op, as action_mask gives it
+        for mask in masks:
+            if self._disabled:
+                mask[self._disabled] = 0  # ablation: the action is not in the action space
+                if not mask.any():
+                    mask[next(a for a in range(len(Action)) if a not in self._disabled)] = 1  # the safe no-op
+        return masks
 
     def _infos(self) -> dict[str, dict]:
-        return {a: {"action_mask": self._mask(i)} for i, a in enumerate(self.agents)}
+        return {a: {"action_mask": m} for a, m in zip(self.agents, self._masks(), strict=False)}

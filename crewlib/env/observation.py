@@ -15,7 +15,14 @@ import numpy as np
 
 from crewlib.citations import find_citation_keys
 from crewlib.config import from_quick
-from crewlib.env.checks import check_sentence, knowledge, n_sources, revisable_feedback, uncovered_notes
+from crewlib.env.checks import (
+    check_sentence,
+    knowledge,
+    n_sources,
+    revisable_feedback,
+    uncovered_notes,
+    uncovered_sources,
+)
 from crewlib.env.reward import sim
 from crewlib.env.workspace import Action, Workspace
 from crewlib.tasks import Task
@@ -137,3 +144,11 @@ def action_mask(ws: Workspace, task: Task, agent: int) -> np.ndarray:
     if not mask.any():
         mask[Action.RETRIEVE] = 1  # nothing is possible: re-reading is the safe no-op
     return mask
+
+
+def compose_capacity(ws: Workspace, task: Task, min_sources: int) -> int:
+    """How many agents can compose something different this round: one per paragraph with open feedback, and
+    one per group of ``min_sources`` works that someone has notes on and the draft does not cite."""
+    known = {s for n in ws.global_notes + [n for notes in ws.local_notes for n in notes] for s in n.sources}
+    uncovered = len(known & uncovered_sources(ws, task))
+    return len({f.segment_id for f in revisable_feedback(ws)}) + uncovered // max(min_sources, 1)

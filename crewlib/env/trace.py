@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from crewlib.citations import check_citations
-from crewlib.sections import finish_section, join_short_paragraphs, order_paragraphs
+from crewlib.sections import OutputChecks, finish_section, join_short_paragraphs, order_paragraphs
 
 
 @dataclass
@@ -54,13 +54,14 @@ class EpisodeTrace:
             "wall_s": round(wall_s, 4),
         })
 
-    def finish(self, ws, task) -> None:
+    def finish(self, ws, task, checks: OutputChecks) -> None:
         """The final section: one-sentence segments joined to their closest paragraph, the paragraphs in
-        thematic order, through the output checks every system passes."""
+        thematic order, through the output checks every system passes (the team's notes are evidence
+        beside the abstracts)."""
         rank = {k: i for i, k in enumerate(task.keys)}
         blocks, joined = join_short_paragraphs(s.text for s in ws.draft)
         ordered = "\n\n".join(order_paragraphs(blocks, rank))
-        self.final_draft, report = finish_section(ordered, task, ws.duplicate_threshold)
+        self.final_draft, report = finish_section(ordered, task, checks, notes_by_key(ws, task))
         self.output_checks = report.to_dict()
         self.edits = {**ws.edits, "joined_paragraphs": joined}
         self.feedback = [dataclasses.asdict(f) for f in ws.feedback]
@@ -106,6 +107,16 @@ class EpisodeTrace:
         (folder / "trace.json").write_text(json.dumps(_jsonable(dataclasses.asdict(self)), indent=1))
         (folder / "related_work.md").write_text(self.to_markdown())
         return folder
+
+
+def notes_by_key(ws, task) -> dict[str, str]:
+    """Key → every note the team took on that work (global and local knowledge)."""
+    out: dict[str, list[str]] = {}
+    for note in ws.global_notes + [n for notes in ws.local_notes for n in notes]:
+        for source in note.sources:
+            if source in task.id_to_key:
+                out.setdefault(task.id_to_key[source], []).append(note.text)
+    return {k: " ".join(dict.fromkeys(v)) for k, v in out.items()}
 
 
 def _proposal(p, accepted: bool) -> dict:

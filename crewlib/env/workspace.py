@@ -8,13 +8,14 @@ on the same segment the most confident wins (ties: the lower agent index).
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from enum import IntEnum
 
 from crewlib.citations import find_citation_keys
-from crewlib.sections import dedupe_markers, near_duplicate
-from crewlib.text import content_words
+from crewlib.sections import dedupe_markers, near_duplicate, repeats_sentence
+from crewlib.text import content_words, sentences
 
 
 class Action(IntEnum):
@@ -123,6 +124,8 @@ class Workspace:
     last_critique: int = -1  # the round the last critique landed (Critique waits for a changed draft)
     duplicate_threshold: float = 1.01  # a new segment overlapping an existing one this much repeats it (> 1: never)
     compose_min_sources: int = 1  # uncited works a new paragraph needs (fewer: read and share first)
+    revision_guard: bool = False  # reject a revision that loses a cited work or adds a repeated sentence
+    sentence_threshold: float = 0.8  # overlap at which a sentence repeats another (the revision guard)
     edits: Counter = field(default_factory=Counter)  # what write_segment did: merged / rejected repeats, markers
     _next_segment: int = 0
     _next_feedback: int = 0
@@ -210,6 +213,9 @@ class Workspace:
         if existing is not None:
             if existing.text == text:
                 return None
+            if self.revision_guard and (reason := self._revision_loses(existing, text)):
+                self.edits[reason] += 1
+                return None
             existing.text, existing.author, existing.version = text, agent, existing.version + 1
             segment = existing
         else:
@@ -218,6 +224,25 @@ class Workspace:
             self.draft.append(segment)
         self.last_draft_change = t
         return segment
+
+    def _revision_loses(self, existing: Segment, text: str) -> str | None:
+        """Why revising ``existing`` into ``text`` would make the draft worse, or None: a work it cited is cited
+        nowhere afterwards (unless open feedback on the segment names that key: a critique flagged the citation),
+        or a sentence it adds repeats one already in the draft."""
+        others = [s.text for s in self.draft if s is not existing]
+        still_cited = set(find_citation_keys(" ".join([*others, text])))
+        flagged = " ".join(f.text for f in self.open_feedback() if f.segment_id == existing.id)
+        lost = [k for k in dict.fromkeys(find_citation_keys(existing.text))
+                if k not in still_cited and not re.search(rf"\b{k}\b", flagged)]
+        if lost:
+            return "rejected_lost_citation"
+        old = set(sentences(existing.text))
+        seen = [s for t in others for s in sentences(t)]
+        for sent in sentences(text):
+            if sent not in old and any(repeats_sentence(sent, s, self.sentence_threshold) for s in seen):
+                return "rejected_repeated_sentence"
+            seen.append(sent)
+        return None
 
     def add_feedback(self, kind: str, segment_id: int | None, text: str, author: int, *, t: int = 0,
                      check: str | None = None) -> FeedbackItem:

@@ -128,6 +128,12 @@ class _Secret:
         raise TypeError("an API key is not serialisable")
 
 
+def schema_format(schema: type[pydantic.BaseModel]) -> dict[str, Any]:
+    """The ``response_format`` that constrains decoding to ``schema``'s JSON schema (OpenAI, vLLM, llama.cpp)."""
+    return {"type": "json_schema", "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema(),
+                                                   "strict": False}}
+
+
 def sent_seed(request: dict[str, Any]) -> int | None:
     """The seed sent for a canonical request: the configured seed plus its sample index.
 
@@ -162,6 +168,7 @@ class ChatResult:
     content: str
     record: CallRecord
     parsed: pydantic.BaseModel | None = None  # set by chat_json
+    finish_reason: str | None = None  # "length": the answer stopped at max_tokens
 
     @property
     def cached(self) -> bool:
@@ -208,6 +215,7 @@ class LLMClient:
         self._rng_lock = threading.Lock()
         self._live_slots = threading.BoundedSemaphore(config.concurrency)
         self._json_mode_supported = config.json_mode
+        self._schema_supported = config.structured_output == "json_schema"  # until the endpoint refuses it
 
     def _send(self, **kwargs: Any) -> Any:
         """The raw endpoint call; the OpenAI client is built on first use."""
@@ -253,13 +261,19 @@ class LLMClient:
     # ------------------------------------------------------------------ plain chat
     def chat(self, messages: Sequence[dict[str, str]], *, caller: Caller | None = None,
              temperature: float | None = None, max_tokens: int | None = None, json_mode: bool = False,
-             sample_index: int = 0, prompt_version: str = "") -> ChatResult:
+             sample_index: int = 0, prompt_version: str = "", schema: type[pydantic.BaseModel] | None = None,
+             reask: str = "") -> ChatResult:
         """One chat completion. Returns the text and its ledger record.
 
+        ``schema`` (with ``json_mode``): the answer's JSON schema, sent as a constrained-decoding request
+        (``response_format: json_schema``) when ``llm.structured_output`` says so and the endpoint has not
+        refused it; an endpoint that refuses it (HTTP 4xx naming the format) is asked with ``json_object`` from
+        then on, the refusal recorded in the ledger. ``reask``: why this call repeats an earlier one (ledger).
         Raises :class:`RetryExhaustedError`, :class:`EndpointError` or :class:`CacheMissError`.
         """
         cfg = self.config
         use_json = json_mode and self._json_mode_supported
+        use_schema = use_json and schema is not None and self._schema_supported
         if cfg.task_wording != "related_work":  # the prompts' task, reworded (crewlib/prompts.py WORDINGS)
             messages = [{**m, "content": reword(m["content"], cfg.task_wording)} for m in messages]
         request = canonical_request(
@@ -267,7 +281,8 @@ class LLMClient:
             temperature=cfg.temperature if temperature is None else temperature,
             top_p=cfg.top_p, max_tokens=cfg.max_tokens if max_tokens is None else max_tokens,
             frequency_penalty=cfg.frequency_penalty,
-            seed=cfg.seed, response_format={"type": "json_object"} if use_json else None,
+            seed=cfg.seed, response_format=(schema_format(schema) if use_schema else
+                                            {"type": "json_object"} if use_json else None),
             sample_index=sample_index, prompt_version=prompt_version,
         )
         key = request_key(request)
@@ -278,28 +293,37 @@ class LLMClient:
             hit = self.cache.get(request, key)
         except CacheMissError as exc:  # in the ledger too: a generation that met one is an error (experiments.run)
             self.ledger.record(caller, self.model, key, started_at=started, latency_s=time.perf_counter() - t0,
-                               error=exc)
+                               error=exc, reask=reask)
             raise
         if hit is not None:
             record = self.ledger.record(caller, hit.model, key, started_at=started,
                                         prompt_tokens=hit.prompt_tokens, completion_tokens=hit.completion_tokens,
                                         latency_s=time.perf_counter() - t0, cache_hit=True,
-                                        recorded_latency_s=hit.latency_s)
-            return ChatResult(hit.content, record)
+                                        recorded_latency_s=hit.latency_s, reask=reask)
+            return ChatResult(hit.content, record, finish_reason=hit.finish_reason)
         try:
             response, content, retries = self._send_with_retries(request)
         except EndpointError as exc:
+            if use_schema:
+                # The endpoint refused constrained decoding: recorded once, then json_object with the schema in the
+                # prompt (what chat_json always writes there).
+                self._schema_supported = False
+                self.ledger.record(caller, self.model, key, started_at=started, latency_s=time.perf_counter() - t0,
+                                   error=exc, reask="schema_refused")
+                return self.chat(messages, caller=caller, temperature=temperature, max_tokens=max_tokens,
+                                 json_mode=json_mode, sample_index=sample_index, prompt_version=prompt_version,
+                                 reask=reask)
             if use_json and "response_format" in str(exc):
                 # The endpoint has no JSON mode: remember that and ask without it.
                 self._json_mode_supported = False
                 return self.chat(messages, caller=caller, temperature=temperature, max_tokens=max_tokens,
                                  json_mode=json_mode, sample_index=sample_index, prompt_version=prompt_version)
             self.ledger.record(caller, self.model, key, started_at=started,
-                               latency_s=time.perf_counter() - t0, error=exc)
+                               latency_s=time.perf_counter() - t0, error=exc, reask=reask)
             raise
         except LLMError as exc:
             self.ledger.record(caller, self.model, key, started_at=started, latency_s=time.perf_counter() - t0,
-                               retries=getattr(exc, "attempts", 1) - 1, error=exc)
+                               retries=getattr(exc, "attempts", 1) - 1, error=exc, reask=reask)
             raise
         latency = time.perf_counter() - t0
         usage = getattr(response, "usage", None)
@@ -314,8 +338,8 @@ class LLMClient:
         record = self.ledger.record(caller, answer.model, key, started_at=started,
                                     prompt_tokens=answer.prompt_tokens, completion_tokens=answer.completion_tokens,
                                     latency_s=latency, retries=retries, prompt_tokens_cached=cached_prompt_tokens(
-                                        response))
-        return ChatResult(content, record)
+                                        response), reask=reask)
+        return ChatResult(content, record, finish_reason=answer.finish_reason)
 
     def _send_with_retries(self, request: dict[str, Any]) -> tuple[Any, str, int]:
         """The checked response, its text and the number of retries it took."""
@@ -389,23 +413,29 @@ class LLMClient:
         if describe_schema:
             msgs[-1]["content"] = f"{msgs[-1]['content']}\n\n{schema_instruction(schema)}"
         opts = dict(caller=caller, temperature=temperature, max_tokens=max_tokens, json_mode=True,
-                    sample_index=sample_index, prompt_version=prompt_version)
+                    sample_index=sample_index, prompt_version=prompt_version, schema=schema)
         first = self.chat(msgs, **opts)
         try:
-            return ChatResult(first.content, first.record, parse_json_answer(first.content, schema))
+            return ChatResult(first.content, first.record, parse_json_answer(first.content, schema),
+                              first.finish_reason)
         except JSONAnswerError as exc:
             problem = str(exc)
-        retry_msgs = msgs + [
-            {"role": "assistant", "content": first.content},
-            {"role": "user", "content": f"That answer was not usable: {problem}. Reply again with only the "
-                                        "corrected JSON object."},
-        ]
-        second = self.chat(retry_msgs, **opts)
+        cut = first.finish_reason == "length" and self.config.reask_cut
+        if cut:  # most invalid answers of a small model are cut ones: ask for less, not for a correction
+            limit = max_tokens or self.config.max_tokens
+            again = (f"That answer was cut off at the length limit ({limit} tokens) before the JSON object was "
+                     "complete. Reply again with the complete JSON object, with shorter texts (about half as long).")
+        else:
+            again = f"That answer was not usable: {problem}. Reply again with only the corrected JSON object."
+        retry_msgs = msgs + [{"role": "assistant", "content": first.content}, {"role": "user", "content": again}]
+        second = self.chat(retry_msgs, **opts, reask="cut" if cut else "invalid")
         try:
-            return ChatResult(second.content, second.record, parse_json_answer(second.content, schema))
+            return ChatResult(second.content, second.record, parse_json_answer(second.content, schema),
+                              second.finish_reason)
         except JSONAnswerError as exc:
+            how = "cut at the token limit twice" if cut and second.finish_reason == "length" else "after one re-ask"
             raise OutputValidationError(
-                f"{self.model} gave no valid {schema.__name__} JSON after one re-ask: {exc}",
+                f"{self.model} gave no valid {schema.__name__} JSON {how}: {exc}",
                 raw=second.content, validation_error=str(exc),
             ) from exc
 

@@ -92,6 +92,8 @@ class LLMConfig:
     backoff_max_s: float = from_quick("llm.backoff_max_s")
     retry_after_max_s: float = from_quick("llm.retry_after_max_s")  # cap on a 429's Retry-After
     json_mode: bool = from_quick("llm.json_mode")
+    structured_output: str = from_quick("llm.structured_output")  # json_schema | json_object
+    reask_cut: bool = from_quick("llm.reask_cut")  # an answer cut at max_tokens is re-asked for a shorter one
     cache_mode: CacheMode = from_quick("llm.cache_mode")
     cache_dir: str = from_quick("llm.cache_dir")
     task_wording: str = from_quick("llm.task_wording")  # a key of crewlib.prompts.WORDINGS: the task prompts describe

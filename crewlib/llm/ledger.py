@@ -45,6 +45,9 @@ class CallRecord:
     prompt_tokens_cached: int = 0
     # how long the answer took when it was produced: latency_s for a live call, the recorded call's for a cache hit
     recorded_latency_s: float = 0.0
+    # why this call was made again: "" (a first ask), "invalid" (the answer was not valid JSON for its schema),
+    # "cut" (the answer stopped at max_tokens), "schema_refused" (the endpoint refused a json_schema request)
+    reask: str = ""
 
     @property
     def billed(self) -> bool:
@@ -65,7 +68,7 @@ class Ledger:
     def record(self, caller: Caller, model: str, request_key: str, *, started_at: float | None = None,
                prompt_tokens: int = 0, completion_tokens: int = 0, latency_s: float = 0.0,
                retries: int = 0, cache_hit: bool = False, error: BaseException | None = None,
-               prompt_tokens_cached: int = 0, recorded_latency_s: float | None = None) -> CallRecord:
+               prompt_tokens_cached: int = 0, recorded_latency_s: float | None = None, reask: str = "") -> CallRecord:
         rec = CallRecord(
             started_at=time.time() if started_at is None else started_at,
             system=caller.system, role=caller.role, agent=caller.agent, model=model,
@@ -73,7 +76,7 @@ class Ledger:
             retries=retries, cache_hit=cache_hit,
             error=None if error is None else f"{type(error).__name__}: {error}"[:500],
             request_key=request_key, prompt_tokens_cached=prompt_tokens_cached,
-            recorded_latency_s=latency_s if recorded_latency_s is None else recorded_latency_s,
+            recorded_latency_s=latency_s if recorded_latency_s is None else recorded_latency_s, reask=reask,
         )
         self.add(rec)
         return rec

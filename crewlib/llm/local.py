@@ -290,6 +290,8 @@ class LocalServer:
         return self._proc is not None and self._proc.poll() is None
 
     def start(self) -> LocalServer:
+        """Start the server. With ``runtime: auto``, a native build that crashes while starting (a build that
+        does not run on this CPU) is reported on stderr and the prebuilt runtime serves instead."""
         if self.running:
             return self
         binary = resolve_runtime(self.config.runtime)
@@ -297,8 +299,22 @@ class LocalServer:
             _require_runtime()
             if self.native_args:
                 raise ModelNotAvailableError(f"llama-server options {self.native_args} need the native runtime")
-        self.runtime = "native" if binary else "prebuilt"
         path = prepare_model(self.config.model, self.model_folder)
+        try:
+            self._launch(binary, path)
+        except ServerStartError as exc:
+            if not (binary and self.config.runtime == "auto" and not self.native_args):
+                raise
+            print(f"embedded LLM: the native llama.cpp build failed to start ({str(exc).splitlines()[0]}); "
+                  f"using the prebuilt xllamacpp runtime instead (rebuild: python -m crewlib.llm.local "
+                  f"build-native)", file=sys.stderr)
+            _require_runtime()
+            self.port = None
+            self._launch(None, path)
+        return self
+
+    def _launch(self, binary: Path | None, path: Path) -> None:
+        self.runtime = "native" if binary else "prebuilt"
         self.port = self.port or free_port()
         cmd = [
             sys.executable, "-m", "crewlib.llm.local", "serve", "--model-path", str(path), "--alias", self.alias,
@@ -317,7 +333,6 @@ class LocalServer:
         self._proc = subprocess.Popen(cmd, stdout=self._log_file, stderr=subprocess.STDOUT, start_new_session=True)
         atexit.register(self.stop)
         self._wait_until_ready()
-        return self
 
     def _wait_until_ready(self) -> None:
         deadline = time.monotonic() + self.config.startup_timeout_s
