@@ -234,15 +234,6 @@ def evidence(task: Task, notes: Mapping[str, str] | None = None) -> dict[str, st
     return out
 
 
-def supported_share(text: str, task: Task, threshold: float, notes: Mapping[str, str] | None = None) -> float | None:
-    """Share of the cited sentences of ``text`` supported by the works they cite (None: no cited sentence)."""
-    sources = evidence(task, notes)
-    cited = [s for p in paragraphs(text) for s in sentences(p) if _known_keys(s, sources)]
-    if not cited:
-        return None
-    return sum(_support(s, _known_keys(s, sources), sources) >= threshold for s in cited) / len(cited)
-
-
 def _known_keys(sentence: str, sources: Mapping[str, str]) -> list[str]:
     return [k for k in dict.fromkeys(find_citation_keys(sentence)) if k in sources]
 
@@ -256,7 +247,7 @@ def _best_source(sentence: str, sources: Mapping[str, str]) -> tuple[float, str]
                key=lambda pair: (pair[0], -int(pair[1][1:]) if pair[1][1:].isdigit() else 0))
 
 
-def _cite(sentence: str, key: str) -> str:
+def cite_sentence(sentence: str, key: str) -> str:
     """``sentence`` with its citations replaced by ``[key]`` before its closing punctuation."""
     bare = _KEYS.sub("", sentence).rstrip()
     stop = bare[-1] if bare and bare[-1] in ".!?" else ""
@@ -317,7 +308,7 @@ def _repair_sentence(sent: str, task: Task, checks: OutputChecks, sources: Mappi
         claim = makes_claim(sent)
         share, key = _best_source(sent, sources)
         if share >= (checks.support_threshold if claim else TOPIC_COPY_THRESHOLD):
-            sent, keys = _cite(sent, key), [key]
+            sent, keys = cite_sentence(sent, key), [key]
             report.uncited_attributed += 1
         elif claim:
             report.uncited_removed += 1
@@ -338,20 +329,18 @@ def _repair_sentence(sent: str, task: Task, checks: OutputChecks, sources: Mappi
         if share < checks.support_threshold:
             report.unsupported_removed += 1
             return None
-        sent = _cite(sent, key)
+        sent = cite_sentence(sent, key)
         report.unsupported_reattributed += 1
     return sent
 
 
-def finish_section(text: str, task: Task, checks: OutputChecks | float,
+def finish_section(text: str, task: Task, checks: OutputChecks,
                    notes: Mapping[str, str] | None = None) -> tuple[str, SectionReport]:
     """The section with the repairs of the module docstring applied, and what was repaired.
 
-    ``checks``: the ``output`` settings (a bare number: the paragraph threshold, with no sentence repairs);
-    ``notes``: key → the notes a team took on that work, evidence beside its abstract.
+    ``checks``: the ``output`` settings; ``notes``: key → the notes a team took on that work, evidence beside
+    its abstract.
     """
-    if not isinstance(checks, OutputChecks):
-        checks = OutputChecks(duplicate_threshold=float(checks), repairs=())
     sources = evidence(task, notes)
     report = SectionReport()
     text, report.duplicated_markers = dedupe_markers(text)

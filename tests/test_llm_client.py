@@ -249,3 +249,11 @@ def test_a_cut_answer_is_asked_again_for_a_shorter_one_and_counted_apart(make_cl
     scripted_server.push(*[Step(200, '{"score": 4, "rationale": "long', finish_reason="length")] * 2)
     with pytest.raises(OutputValidationError, match="cut at the token limit twice"):
         client.chat_json(HELLO, Verdict, sample_index=2)
+
+
+def test_a_refused_key_is_not_taken_for_a_refused_schema(make_client, scripted_server):
+    scripted_server.push(Step(401, error_message="invalid api key"))
+    client = make_client(scripted_server)
+    with pytest.raises(EndpointError, match="HTTP 401"):
+        client.chat_json(HELLO, Verdict, sample_index=9)
+    assert len(scripted_server.requests) == 1 and client._schema_supported

@@ -19,6 +19,7 @@ from crewlib.env.llm_executor import LLMExecutor, related_sources
 from crewlib.env.policies import RandomPolicy
 from crewlib.env.workspace import Workspace
 from crewlib.sections import (
+    OutputChecks,
     finish_section,
     is_meta,
     join_short_paragraphs,
@@ -31,6 +32,7 @@ from crewlib.text import sentences
 
 QUICK = load_params("quick")
 THRESHOLD = QUICK["output"]["duplicate_threshold"]
+PARAGRAPH_CHECKS = OutputChecks(duplicate_threshold=THRESHOLD, repairs=())  # the checks without sentence repairs
 REPEATED_MARKER = re.compile(r"\[(R\d+)\]\s*\[\1\]|\[[^\]]*\b(R\d+)\b[^\]]*\b\2\b[^\]]*\]")
 
 EXAMPLE = RWGExample(
@@ -72,14 +74,14 @@ def test_paragraph_level_repairs_are_made_and_counted(task):
             "BigBird mixes random, window and global attention [R2, R2]. The current draft does not cover hashing.\n\n"
             "Longformer scales attention linearly with length [R1].\n\n"
             "Reformer hashes queries into buckets and")
-    clean, report = finish_section(text, task, THRESHOLD)  # a bare threshold: no sentence repairs
+    clean, report = finish_section(text, task, PARAGRAPH_CHECKS)
     assert clean == ("Longformer scales attention linearly [R1].\n\n"
                      "BigBird mixes random, window and global attention [R2].")
     counts = {k: v for k, v in report.to_dict().items() if v}
     assert counts == {"repeated_paragraphs": 1, "duplicated_markers": 2, "meta_sentences": 2, "truncated": 1,
                       "stray_punctuation": 1}
-    assert finish_section("An ellipsis... stays.", task, THRESHOLD)[1].repairs == 0
-    assert finish_section(clean, task, THRESHOLD)[1].repairs == 0  # idempotent
+    assert finish_section("An ellipsis... stays.", task, PARAGRAPH_CHECKS)[1].repairs == 0
+    assert finish_section(clean, task, PARAGRAPH_CHECKS)[1].repairs == 0  # idempotent
 
 
 def test_one_sentence_paragraphs_join_the_paragraph_closest_in_content():

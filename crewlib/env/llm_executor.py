@@ -21,7 +21,7 @@ from crewlib.env.checks import TEXT_CHECKS, revisable_feedback, segment_findings
 from crewlib.env.executors import ActionRequest, Executor, RoundCost
 from crewlib.env.workspace import FEEDBACK_KINDS, Action, Note, Proposal, Workspace
 from crewlib.llm import Caller, ChatRequest, LLMClient, LLMError
-from crewlib.sections import is_meta
+from crewlib.sections import cite_sentence, is_meta
 from crewlib.tasks import Task, title_only
 from crewlib.text import approx_tokens, content_words, sentences
 
@@ -63,8 +63,7 @@ def attribute_sentences(text: str, sources: Mapping[str, str]) -> tuple[str, int
         if not find_citation_keys(sent) and sources:
             share, key = max((containment(sent, body), key) for key, body in sorted(sources.items()))
             if share >= ATTRIBUTION_CONTAINMENT:
-                stop = sent[-1] if sent[-1] in ".!?" else ""
-                sent = f"{sent[:len(sent) - len(stop)].rstrip()} [{key}]{stop}"
+                sent = cite_sentence(sent, key)
                 added += 1
         out.append(sent)
     return " ".join(out), added

@@ -128,6 +128,11 @@ class _Secret:
         raise TypeError("an API key is not serialisable")
 
 
+def _refuses_format(message: str) -> bool:
+    """An endpoint's error that refuses the request's format (a 400/422, or one naming the format), not its key."""
+    return bool(re.search(r"HTTP 4(?:00|22)\)|response_format|json_schema|schema", message))
+
+
 def schema_format(schema: type[pydantic.BaseModel]) -> dict[str, Any]:
     """The ``response_format`` that constrains decoding to ``schema``'s JSON schema (OpenAI, vLLM, llama.cpp)."""
     return {"type": "json_schema", "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema(),
@@ -304,7 +309,7 @@ class LLMClient:
         try:
             response, content, retries = self._send_with_retries(request)
         except EndpointError as exc:
-            if use_schema:
+            if use_schema and _refuses_format(str(exc)):
                 # The endpoint refused constrained decoding: recorded once, then json_object with the schema in the
                 # prompt (what chat_json always writes there).
                 self._schema_supported = False

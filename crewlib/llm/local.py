@@ -300,6 +300,7 @@ class LocalServer:
             if self.native_args:
                 raise ModelNotAvailableError(f"llama-server options {self.native_args} need the native runtime")
         path = prepare_model(self.config.model, self.model_folder)
+        requested_port = self.port
         try:
             self._launch(binary, path)
         except ServerStartError as exc:
@@ -309,7 +310,7 @@ class LocalServer:
                   f"using the prebuilt xllamacpp runtime instead (rebuild: python -m crewlib.llm.local "
                   f"build-native)", file=sys.stderr)
             _require_runtime()
-            self.port = None
+            self.port = requested_port
             self._launch(None, path)
         return self
 
