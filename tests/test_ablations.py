@@ -93,3 +93,17 @@ def test_the_first_seeds_controllers_are_shipped_without_optimiser_state_and_run
     assert runs["w/o Critique"]["env"]["disabled_actions"] == ["critique"]  # its own action space at inference
     assert runs["6 agents"]["env"]["n_agents"] == 6 and runs["6 agents"]["baselines"]["crew"] == params[
         "baselines"]["crew"]
+
+
+def test_the_same_training_matches_up_to_rounding_and_another_does_not(tmp_path):
+    import torch
+
+    from crewlib.experiments.ablations import same_weights
+    from crewlib.rl.controller import controller_path, read_checkpoint
+
+    shipped = controller_path(load_params("quick"))
+    checkpoint = read_checkpoint(shipped)
+    for name, shift in (("rounded", 3e-6), ("other", 1e-2)):
+        checkpoint["model"] = {k: v + shift for k, v in read_checkpoint(shipped)["model"].items()}
+        torch.save(checkpoint, tmp_path / f"{name}.pt")
+    assert same_weights(shipped, tmp_path / "rounded.pt") and not same_weights(shipped, tmp_path / "other.pt")
