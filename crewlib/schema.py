@@ -188,9 +188,17 @@ class Eval(Block):
 
 
 class Crew(Block):
-    rounds: int = PositiveInt
+    rounds: int | Literal["auto"] = Field(union_mode="left_to_right")  # auto: enough rounds to read the pool
+    max_rounds: int = PositiveInt  # the cap of rounds: auto
     greedy: bool
     checkpoint: str | None  # null: training.shipped_checkpoint
+
+    @pydantic.field_validator("rounds")
+    @classmethod
+    def _positive(cls, value):
+        if isinstance(value, int) and value < 1:
+            raise ValueError("rounds must be at least 1, or auto")
+        return value
 
 
 class OrchestratorBlock(Block):

@@ -19,7 +19,6 @@ or the ``CREW_LLM_*`` variables). Written to ``--out``:
 from __future__ import annotations
 
 import argparse
-import copy
 import csv
 import hashlib
 import io
@@ -296,24 +295,30 @@ class WriteResult:
 def write_related_work(title: str, abstract: str, references: ReferenceList | Sequence[Reference], *,
                        params: dict, system: str = "crew", rounds: int | None = None, introduction: str = "",
                        out: str | Path = "related_work", progress: bool = False) -> WriteResult:
-    """Write the related-work section of the user's paper with ``system``; the files of the module docstring."""
+    """Write the related-work section of the user's paper with ``system``; the files of the module docstring.
+
+    ``rounds``: a number, or ``auto`` (enough rounds to read every reference with an abstract, at most
+    ``baselines.<system>.max_rounds``); None: auto for a system that has it (CREW), else its params.
+    """
     from crewlib.baselines import make_system, system_class
+    from crewlib.config import with_overrides
     from crewlib.llm import connect
     from crewlib.tasks import build_tasks
 
     refs = references.references if isinstance(references, ReferenceList) else list(references)
     title_only = references.title_only if isinstance(references, ReferenceList) else []
-    params = copy.deepcopy(params)
+    block = params["baselines"].get(system, {})
+    if rounds is None and "max_rounds" in block:
+        rounds = "auto"  # crew write plays rounds that fit the pool (the demo and notebooks keep their fixed rounds)
     if rounds is not None:
-        block = params["baselines"].get(system, {})
         if "rounds" not in block:
             raise ValueError(f"--rounds: the system {system!r} plays no rounds")
-        block["rounds"] = rounds
+        params = with_overrides(params, {"baselines": {system: {"rounds": rounds}}})  # validated: 0 is an error
     example = own_example(title, abstract, refs, introduction)
     task = build_tasks(params, [example], min_connections=0).tasks[example.target_id]
     client = connect(params) if system_class(system).uses_llm else None
     writer = make_system(system, params, client)
-    bar = _round_bar(writer, progress)
+    bar = _round_bar(writer, task, progress)
     try:
         generation = writer.generate(example, task)
     finally:
@@ -350,13 +355,13 @@ def write_related_work(title: str, abstract: str, references: ReferenceList | Se
     return WriteResult(example, generation, summary, out, markdown, latex)
 
 
-def _round_bar(writer, progress: bool):
+def _round_bar(writer, task, progress: bool):
     """A progress bar over the rounds of an environment system (one step for a single-prompt system)."""
-    if not progress or not hasattr(writer, "rounds"):
+    if not progress or not hasattr(writer, "rounds_for"):
         return None
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=writer.rounds, desc=f"{writer.name} rounds", unit="round")
+    bar = tqdm(total=writer.rounds_for(task), desc=f"{writer.name} rounds", unit="round")
     writer.on_round = lambda t: bar.update(1)
     return bar
 
@@ -382,13 +387,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     refs.add_argument("--references", help="a CSV, JSON or JSONL file of key, title, abstract, authors, year")
     parser.add_argument("--system", default="crew", choices=sorted(SYSTEMS), help="who writes (default: crew)")
     parser.add_argument("--params", default="quick", help="params mode or YAML path (default: quick)")
-    parser.add_argument("--rounds", type=int, default=None, help="rounds for crew and the other round-based systems")
+    parser.add_argument("--rounds", type=_rounds, default=None,
+                        help="rounds for crew and the other round-based systems: a number >= 1, or auto (crew's "
+                             "default: enough to read every reference with an abstract)")
     parser.add_argument("--out", default="related_work", help="output folder (default: ./related_work)")
     parser.add_argument("--base-url", default=None, help="an OpenAI-compatible endpoint (default: the embedded model)")
     parser.add_argument("--model", default=None, help="the model name at --base-url")
     parser.add_argument("--api-key-env", default=None,
                         help="the NAME of the variable holding the endpoint's key (never the key itself)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _rounds(value: str) -> int | str:
+    if value == "auto":
+        return value
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of rounds >= 1 or auto")
+    return number
 
 
 def run_from_args(args: argparse.Namespace) -> int:

@@ -243,3 +243,27 @@ def test_target_ids_pick_the_papers_to_run():
     assert [e.target_id for e, _ in chosen.evaluation] == picked and not set(picked) & set(chosen.train_ids)
     with pytest.raises(DatasetUnavailableError, match=r"target_ids names targets the data does not hold: \['nope'\]"):
         build_tasks(load_params("quick", {"data": {"target_ids": ["nope"]}}))
+
+
+def test_crew_write_plays_rounds_that_fit_the_pool_and_validates_rounds(tmp_path):
+    import argparse
+
+    from crewlib.baselines.env_systems import auto_rounds
+    from crewlib.config import ParamsError
+    from crewlib.data.records import Reference
+    from crewlib.tasks import build_tasks
+    from crewlib.write import _rounds, own_example
+
+    quick = load_params("quick")
+    refs = [Reference(f"k{i}", f"Work {i} on graphs", f"Work {i} on graphs" if i >= 8 else f"Graph method {i} learns.")
+            for i in range(15)]
+    example = own_example("T", "Graphs.", refs, "")
+    task = build_tasks(quick, [example], min_connections=0).tasks[example.target_id]
+    assert auto_rounds(task, 3, 15) == 8  # 8 works with an abstract: ceil(2.5 * 8 / 3) + 1
+    assert auto_rounds(task, 3, 5) == 5 and auto_rounds(task, 30, 15) == 2
+    assert _rounds("auto") == "auto" and _rounds("4") == 4
+    for bad in ("0", "-1", "x"):
+        with pytest.raises(argparse.ArgumentTypeError, match="rounds"):
+            _rounds(bad)
+    with pytest.raises(ParamsError, match="rounds"):
+        write_related_work("T", "A.", refs, params=quick, system="extractive", rounds=0, out=tmp_path / "o")
