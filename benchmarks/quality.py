@@ -1,13 +1,17 @@
-"""Draft quality: CREW against single prompts to the same model, on the sample's evaluation targets.
+"""Draft quality in the worst case: CREW against single prompts to the same model, paper by paper.
 
-Usage: python benchmarks/quality.py [--params quick] [--targets 5] [--systems crew,long_context,rag,srw,extractive]
+Usage: python benchmarks/quality.py [--params quick] [--targets N] [--systems crew,long_context,rag,srw]
+                                    [--local papers.jsonl ...] [--judge]
 
-Per system, the mean over the targets of: distinct papers cited / pool, citation recall against
-the gold section, repeated paragraphs (after the output checks; counted before them in
-``repairs``), words, the judge's Overall (the run's own LLM as judge — the embedded model unless
-an endpoint is configured: a small-model judgement, labelled as such), LLM calls, tokens and wall
-time; then CREW's ratio to long context on each. Generations go to ``outputs/quality/`` and every
-answer to the LLM cache, so a rerun is fast and pays for nothing twice.
+Targets: the evaluation targets of the params' data (the bundled sample by default), plus every paper of each
+``--local`` file in the simple layout (README, "Data": id, title, abstract, references, related_work). Per
+system and paper it prints what a reviewer checks first, read off the finished section: the share of the
+references with an abstract that are cited; repeated sentences, first-person sentences, uncited claims,
+unsupported cited sentences and pasted notes (``crewlib.sections.section_faults``); citations the draft had
+and lost; invalid-JSON and cut-answer fallbacks; LLM calls, tokens, tokens per cited reference and wall time.
+Then the mean and the worst case over the papers per system. ``--judge`` adds the run's own LLM judge's
+Overall (a small-model judgement when the embedded model writes). Generations go to ``outputs/quality/`` and
+every answer to the LLM cache, so a rerun is fast and pays for nothing twice.
 """
 
 from __future__ import annotations
@@ -20,55 +24,85 @@ import pandas as pd
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from crewlib.citations import check_citations  # noqa: E402
-from crewlib.config import load_params, resolve_path  # noqa: E402
+from crewlib.config import load_params, resolve_path, with_overrides  # noqa: E402
+from crewlib.data.loaders import load_task_data  # noqa: E402
 from crewlib.eval import EvalExample, Evaluator  # noqa: E402
 from crewlib.experiments import run_generations  # noqa: E402
 from crewlib.llm import connect  # noqa: E402
-from crewlib.sections import repeated_paragraph_count  # noqa: E402
-from crewlib.tasks import build_tasks  # noqa: E402
+from crewlib.sections import OutputChecks, section_faults  # noqa: E402
+from crewlib.tasks import build_tasks, title_only  # noqa: E402
 
-SYSTEMS = "crew,long_context,rag,srw,extractive"
+SYSTEMS = "crew,long_context,rag,srw"
+FAULTS = ["repeated_sentences", "first_person", "uncited_claims", "unsupported", "title_notes"]
+WORST = {"cited_share": "min", **{f: "max" for f in FAULTS}, "lost_citations": "max", "invalid_json": "max",
+         "cut_answers": "max", "calls": "max", "tokens": "max", "wall_s": "max"}
+
+
+def targets(params: dict, n: int | None, local: list[str]) -> tuple[list, dict]:
+    """(examples, target id → task): the params' evaluation targets, then every paper of the local files."""
+    pairs = build_tasks(params).evaluation[:n]
+    for path in local:
+        local_params = with_overrides(params, {"data": {"source": "local", "oarelatedwork_path": path}})
+        examples, report = load_task_data(local_params, "oarelatedwork")
+        print(f"{path}: {report}")
+        own = build_tasks(local_params, examples, min_connections=0)
+        pairs += [(e, own.tasks[e.target_id]) for e in examples]
+    return [e for e, _ in pairs], {t.target_id: t for _, t in pairs}
+
+
+def paper_rows(frame: pd.DataFrame, tasks: dict, checks: OutputChecks) -> pd.DataFrame:
+    """One row per system and paper: the reviewer's counts of the module docstring."""
+    rows = []
+    for row in frame.itertuples():
+        task = tasks[row.example]
+        readable = {r.id for r in task.references if not title_only(r)}
+        cited = set(check_citations(row.text, row.key_to_id).cited_ids)
+        reasons = row.fallback_reasons or {}
+        invalid = sum(v for k, v in reasons.items() if "OutputValidationError" in k and "cut at" not in k)
+        cut = sum(v for k, v in reasons.items() if "cut at" in k)
+        tokens = row.prompt_tokens + row.completion_tokens
+        rows.append({"system": row.system, "paper": row.example, "references": len(task.references),
+                     "with_abstract": len(readable), "cited_share": len(cited & readable) / max(len(readable), 1),
+                     **{k: v for k, v in section_faults(row.text, task, checks).items() if k in FAULTS},
+                     "lost_citations": len((row.notes or {}).get("lost_citations", [])),
+                     "invalid_json": invalid, "cut_answers": cut, "calls": row.calls, "tokens": tokens,
+                     "tokens_per_cited": tokens / len(cited) if cited else float("nan"),
+                     "words": len(row.text.split()), "wall_s": row.wall_s})
+    return pd.DataFrame(rows)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--params", default="quick")
-    parser.add_argument("--targets", type=int, default=5)
+    parser.add_argument("--targets", type=int, default=None, help="the first N evaluation targets (default: all)")
     parser.add_argument("--systems", default=SYSTEMS)
+    parser.add_argument("--local", action="append", default=[], help="a JSONL file of papers in the simple layout")
+    parser.add_argument("--judge", action="store_true", help="add the run's own LLM judge's Overall")
     args = parser.parse_args()
     params = load_params(args.params)
-    pairs = build_tasks(params).evaluation[: args.targets]
-    tasks = {task.target_id: task for _, task in pairs}
-    examples = [example for example, _ in pairs]
+    examples, tasks = targets(params, args.targets, args.local)
     client = connect(params)
     frame = run_generations(args.systems.split(","), examples, params, client, tasks=tasks,
-                        out_dir=resolve_path("outputs/quality")).frame()
+                            out_dir=resolve_path("outputs/quality")).frame()
+    failed = frame[frame.text.isna()]
     frame = frame[frame.text.notna()].copy()
-    threshold = params["output"]["duplicate_threshold"]
-    frame["pool"] = frame.example.map(lambda i: len(tasks[i].references))
-    frame["cited_share"] = [len(check_citations(row.text, row.key_to_id).cited_ids) / row.pool
-                            for row in frame.itertuples()]
-    frame["repeated_paragraphs"] = frame.text.map(lambda t: repeated_paragraph_count(t, threshold))
-    frame["repairs"] = frame.notes.map(lambda n: sum(v for k, v in n["output_checks"].items()
-                                                     if k not in ("first_person_copies", "target_descriptions")))
-    frame["words"] = frame.text.str.split().str.len()
-    scores = Evaluator(params).score(frame, [EvalExample.from_rwg(e) for e in examples],
-                                     metrics=["citation", "judge"], progress=False)
-    for metric in ("citation_recall", "judge_overall"):
-        values = scores[scores.metric == metric].set_index(["system", "example"])["value"]
-        frame[metric] = [values.get((row.system, row.example)) for row in frame.itertuples()]
-    frame["tokens_in"], frame["tokens_out"] = frame.prompt_tokens, frame.completion_tokens
-    columns = ["cited_share", "citation_recall", "repeated_paragraphs", "repairs", "words", "judge_overall",
-               "calls", "tokens_in", "tokens_out", "wall_s"]
-    table = frame.groupby("system", sort=False)[columns].mean(numeric_only=True)
-    pd.set_option("display.width", 200)
-    print(f"model: {client.model} (writer and judge) · targets: {len(examples)} evaluation targets of the "
-          f"{params['data']['source']} data · CREW rounds: {params['baselines']['crew']['rounds']}")
-    print(table.round(3).to_string())
-    if {"crew", "long_context"} <= set(table.index):
-        ratio = (table.loc["crew"] / table.loc["long_context"]).round(2)
-        print("crew / long_context:", ratio.to_dict())
-    print("missing judgements:", len(scores.attrs["missing"]))
+    rows = paper_rows(frame, tasks, OutputChecks.from_params(params))
+    if args.judge:
+        scores = Evaluator(params).score(frame, [EvalExample.from_rwg(e) for e in examples], metrics=["judge"],
+                                         progress=False)
+        overall = scores[scores.metric == "judge_overall"].set_index(["system", "example"])["value"]
+        rows["judge_overall"] = [overall.get((r.system, r.paper)) for r in rows.itertuples()]
+    pd.set_option("display.width", 220)
+    pd.set_option("display.max_columns", 30)
+    print(f"model: {client.model} · {len(examples)} papers · CREW rounds: {params['baselines']['crew']['rounds']}")
+    print(rows.round(3).to_string(index=False))
+    numeric = rows.drop(columns=["paper"])
+    print("\nmean over the papers:")
+    print(numeric.groupby("system", sort=False).mean().round(3).to_string())
+    print("\nworst case over the papers:")
+    print(numeric.groupby("system", sort=False).agg(WORST).round(3).to_string())
+    if not failed.empty:
+        print("\nno section:", failed[["system", "example", "error"]].to_string(index=False))
 
 
 if __name__ == "__main__":

@@ -247,3 +247,15 @@ def test_a_revision_that_loses_a_cited_work_or_adds_a_repeat_is_rejected():
     unguarded = Workspace(3, duplicate_threshold=THRESHOLD)
     seg = unguarded.write_segment(0, gpt2.text.replace("It is", "x"), None, 1)
     assert unguarded.write_segment(1, bert_text, seg.id, 2) is seg  # the recorded setting: no guard
+
+
+def test_the_draft_remembers_every_work_it_cited_so_a_lost_one_is_counted(sample):
+    examples, tasks = sample
+    env = CrewEnv(examples[:1], SurrogateExecutor(), EnvConfig.from_params(QUICK), tasks=tasks[:1])
+    env.reset(seed=0, options={"example_index": 0})
+    first = env.ws.write_segment(0, "Attention scales [R1]. Hashing helps [R2].", None, 1)
+    env.ws.revision_guard = False  # the recorded setting: a revision may drop a work
+    env.ws.write_segment(1, "Attention scales [R1].", first.id, 2)
+    assert env.ws.ever_cited == {"R1", "R2"}
+    env.trace.finish(env.ws, env.current_task, env.config.output)
+    assert env.trace.lost_citations == ["R2"]

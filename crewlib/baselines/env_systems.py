@@ -79,7 +79,7 @@ class _EnvSystem(System):
         notes = {"rounds": rounds, "actions": trace.actions_matrix, "invalid_actions": env.invalid_actions,
                  "idle_actions": env.idle_actions, "team_return": trace.totals["return"],
                  "policy": getattr(policy, "name", type(policy).__name__), "output_checks": trace.output_checks,
-                 "edits": trace.edits}
+                 "edits": trace.edits, "lost_citations": trace.lost_citations}
         if hasattr(policy, "assigned"):
             notes["assigned"] = policy.assigned
         if getattr(executor, "attribute_uncited", False):

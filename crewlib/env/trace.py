@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from crewlib.citations import check_citations
+from crewlib.citations import check_citations, find_citation_keys
 from crewlib.sections import OutputChecks, finish_section, join_short_paragraphs, order_paragraphs
 
 
@@ -28,6 +28,9 @@ class EpisodeTrace:
     citation_check: dict = field(default_factory=dict)
     output_checks: dict = field(default_factory=dict)  # what the final section's checks repaired or found
     edits: dict = field(default_factory=dict)  # repeats merged / rejected, markers de-duplicated, segments removed
+    # keys the draft cited at some point and no longer cites when the episode ends (the final checks' removals of
+    # unsupported citations are counted in output_checks, not here)
+    lost_citations: list = field(default_factory=list)
     feedback: list[dict] = field(default_factory=list)  # every item raised: flagged → fixed, with its rounds
 
     @classmethod
@@ -64,6 +67,7 @@ class EpisodeTrace:
         self.final_draft, report = finish_section(ordered, task, checks, notes_by_key(ws, task))
         self.output_checks = report.to_dict()
         self.edits = {**ws.edits, "joined_paragraphs": joined}
+        self.lost_citations = sorted(ws.ever_cited - set(find_citation_keys(ws.draft_text)), key=lambda k: (len(k), k))
         self.feedback = [dataclasses.asdict(f) for f in ws.feedback]
         check = check_citations(self.final_draft, task.key_to_id)
         self.citation_check = {"markers": check.markers, "resolved": check.resolved,

@@ -127,6 +127,7 @@ class Workspace:
     revision_guard: bool = False  # reject a revision that loses a cited work or adds a repeated sentence
     sentence_threshold: float = 0.8  # overlap at which a sentence repeats another (the revision guard)
     edits: Counter = field(default_factory=Counter)  # what write_segment did: merged / rejected repeats, markers
+    ever_cited: set[str] = field(default_factory=set)  # every key the draft has cited at some point
     _next_segment: int = 0
     _next_feedback: int = 0
     check_cache: dict = field(default_factory=dict, repr=False)  # sentence checks (crewlib.env.checks)
@@ -222,6 +223,7 @@ class Workspace:
             segment = Segment(self._next_segment, text, agent)
             self._next_segment += 1
             self.draft.append(segment)
+        self.ever_cited.update(find_citation_keys(text))
         self.last_draft_change = t
         return segment
 
