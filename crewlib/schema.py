@@ -205,6 +205,7 @@ class OrchestratorBlock(Block):
     rounds: int = PositiveInt
     max_tokens: int = PositiveInt
     on_failure: Literal["lose", "fixed_schedule"]  # the round's assignment when the orchestrator's call fails
+    constrain: bool  # the answer's schema allows each agent only its allowed actions this round
 
 
 class Rounds(Block):

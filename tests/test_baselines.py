@@ -114,6 +114,26 @@ def test_orchestrator_assigns_a_valid_action_to_every_agent(make_client):
     assert "read R" in later_prompt and "shared notes (" in later_prompt
 
 
+def test_the_constrained_orchestrator_may_name_only_each_agents_allowed_actions(make_client):
+    """The schema sent each round gives every agent a field that admits only its allowed actions (round 1: nothing
+    is read, so only retrieve); the scripted model takes the last action each field allows."""
+    names = ("retrieve", "disseminate", "compose", "critique")
+    env = CrewEnv([_example()], SurrogateExecutor(), EnvConfig.from_params(PARAMS))
+    with ScriptedOpenAIServer() as server:
+        policy = OrchestratorPolicy(make_client(server, concurrency=1), env, max_tokens=160, on_failure="lose",
+                                    constrain=True)
+        observations, infos = env.reset(seed=0, options={"example_index": 0})
+        for t in range(4):
+            allowed = [[n for n, ok in zip(names, m["action_mask"], strict=True) if ok] for m in infos.values()]
+            server.push(Step(content=json.dumps({f"agent_{i}": a[-1] for i, a in enumerate(allowed)})))
+            actions = policy(t, observations, infos)
+            sent = server.requests[-1]["response_format"]["json_schema"]["schema"]["properties"]
+            assert [sent[f"agent_{i}"].get("enum") or [sent[f"agent_{i}"]["const"]] for i in range(3)] == allowed
+            observations, _, _, _, infos = env.step(actions)
+    assert env.invalid_actions == 0 and policy.assigned[0] == {f"agent_{i}": "retrieve" for i in range(3)}
+    assert any(a != "retrieve" for r in policy.assigned[1:] for a in r.values()) and not policy.fallbacks
+
+
 def test_a_failed_orchestrator_call_loses_the_rounds_assignment(make_client):
     """The single point of failure of the paper's fault run: no answer, no actions that round (counted)."""
     with ScriptedOpenAIServer(default=Step(content="no json here")) as server:

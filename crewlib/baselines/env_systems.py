@@ -120,15 +120,23 @@ class Assignments(pydantic.BaseModel):
     assignments: list[Assignment]
 
 
+def allowed_actions_schema(allowed: list[list[str]]) -> type[pydantic.BaseModel]:
+    """The orchestrator's answer with one field per agent (``agent_0`` ...) that admits only that agent's allowed
+    actions: sent as a constrained-decoding schema, an action the mask forbids cannot be chosen."""
+    fields = {f"agent_{i}": (Literal[tuple(names)], ...) for i, names in enumerate(allowed)}
+    return pydantic.create_model("Assignments", **fields)
+
+
 class OrchestratorPolicy:
     """A central LLM assigns every agent's action each round from the full workspace state."""
 
     name = "LLM orchestrator"
 
     def __init__(self, client: LLMClient, env: CrewEnv, *, system: str = "orchestrator", max_tokens: int,
-                 on_failure: Literal["lose", "fixed_schedule"]) -> None:
+                 on_failure: Literal["lose", "fixed_schedule"], constrain: bool = False) -> None:
         self.client, self.env, self.system, self.max_tokens = client, env, system, max_tokens
         self.on_failure = on_failure
+        self.constrain = constrain  # the answer's schema admits only each agent's allowed actions
         self.fallbacks: Counter = Counter()
         self.assigned: list[dict[str, str]] = []  # per round: agent → action name the LLM chose (validated)
 
@@ -166,10 +174,15 @@ class OrchestratorPolicy:
                     {"role": "user", "content": self.state_prompt(t, infos)}]
         chosen: dict[int, str] = {}
         failed = False
+        allowed = [[ACTION_NAMES[a] for a, ok in enumerate(infos[agent]["action_mask"]) if ok] for agent in agents]
+        schema = allowed_actions_schema(allowed) if self.constrain else Assignments
         try:
-            answer = self.client.chat_json(messages, Assignments, caller=Caller(self.system, "orchestrator"),
+            answer = self.client.chat_json(messages, schema, caller=Caller(self.system, "orchestrator"),
                                            max_tokens=self.max_tokens, prompt_version=prompts.PROMPT_VERSION)
-            chosen = {a.agent: a.action for a in answer.parsed.assignments}
+            if self.constrain:
+                chosen = {i: getattr(answer.parsed, f"agent_{i}") for i in range(len(agents))}
+            else:
+                chosen = {a.agent: a.action for a in answer.parsed.assignments}
         except LLMError as exc:
             failed = True
             self.fallbacks[f"orchestrator: {type(exc).__name__}"] += 1
@@ -199,4 +212,4 @@ class Orchestrator(_EnvSystem):
 
     def policy(self, env: CrewEnv):
         return OrchestratorPolicy(self.client, env, system=self.name, max_tokens=int(self.settings["max_tokens"]),
-                                  on_failure=self.settings["on_failure"])
+                                  on_failure=self.settings["on_failure"], constrain=self.settings["constrain"])
