@@ -117,7 +117,7 @@ def test_an_empty_section_is_an_error_row_that_a_rerun_retries(make_client, tmp_
 
 def test_an_empty_section_of_an_agent_team_says_which_actions_were_taken(make_client, tmp_path):
     """The 1.5B orchestrator assigned retrieve in every round: the error row says so instead of only "no text"."""
-    retrieve_all = json.dumps({"assignments": [{"agent": i, "action": "retrieve"} for i in range(3)]})
+    retrieve_all = json.dumps({f"agent_{i}": "retrieve" for i in range(3)})  # baselines.orchestrator.constrain
     with ScriptedOpenAIServer(default=Step(content=retrieve_all)) as server:
         params = load_params("quick", {"baselines": {"orchestrator": {"rounds": 2}}})
         frame = run_generations(["orchestrator"], [_example()], params, make_client(server), out_dir=tmp_path,
@@ -272,7 +272,8 @@ examples = [RWGExample(t, f"Graphs {t}", f"We study graphs ({t}).", refs, gold_r
                        gold_cited_ids=("p0",)) for t in ("a", "b")]
 cfg = LLMConfig(provider="openai", base_url=sys.argv[1], model="m", api_key_env="", cache_dir=sys.argv[2],
                 max_retries=0)
-run_generations(["long_context"], examples, load_params("quick"), LLMClient(cfg), out_dir=sys.argv[3], progress=False)
+params = load_params("quick", {"output": {"repairs": []}})  # a scripted toy section, kept as written
+run_generations(["long_context"], examples, params, LLMClient(cfg), out_dir=sys.argv[3], progress=False)
 print("finished", flush=True)
 """
 

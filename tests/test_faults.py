@@ -39,10 +39,11 @@ def test_the_replay_serves_each_sample_by_its_seed_and_each_model_apart_and_404s
 
 def test_a_failure_run_replays_every_call_retries_the_injected_faults_and_adds_their_waits(tmp_path):
     with ScriptedOpenAIServer(default=Step(content=SECTION)) as server:
+        # scripted toy sections: the sentence repairs are tested on their own (test_section_guarantees.py)
         params = load_params("quick", {
             "llm": {"provider": "openai", "base_url": server.base_url, "model": "scripted-model", "api_key_env": "",
                     "cache_dir": str(tmp_path / "cache"), "max_retries": 6},
-            "baselines": {"long_context": {"context_tokens": 4096}}})
+            "baselines": {"long_context": {"context_tokens": 4096}}, "output": {"repairs": []}})
         pairs = build_tasks(params).evaluation[:3]
         run_generations(["long_context"], [e for e, _ in pairs], params, connect(params),
                         tasks={t.target_id: t for _, t in pairs}, out_dir=tmp_path / "recorded", progress=False)

@@ -3,6 +3,7 @@ properties of random surrogate episodes and of episodes against a scripted LLM t
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import re
@@ -152,11 +153,24 @@ def test_compose_and_critique_are_masked_when_they_cannot_change_anything(sample
     assert QUICK["env"]["compose_min_sources"] == 2
     assert infos["agent_0"]["action_mask"][Action.COMPOSE] == 0  # notes on one work: read and share first
     _, _, _, _, infos = env.step({a: Action.DISSEMINATE for a in env.agents})
+    assert infos["agent_0"]["action_mask"][Action.COMPOSE] == 1  # the team's notes on three uncited works
+    env.step({a: Action.COMPOSE for a in env.agents})
+    _, _, _, _, infos = env.step({a: Action.CRITIQUE for a in env.agents})
+    assert infos["agent_0"]["action_mask"][Action.CRITIQUE] == 0  # the draft has not changed since
+
+
+def test_round_masks_give_compose_to_as_many_agents_as_there_is_material_and_critique_to_one(sample):
+    examples, tasks = sample
+    config = dataclasses.replace(EnvConfig.from_params(QUICK), round_masks=True)
+    env = CrewEnv(examples[:1], SurrogateExecutor(), config, tasks=tasks[:1])
+    env.reset(seed=0, options={"example_index": 0})
+    env.step({a: Action.RETRIEVE for a in env.agents})
+    _, _, _, _, infos = env.step({a: Action.DISSEMINATE for a in env.agents})
     # The team's notes on three uncited works: material for one paragraph of two works, so one composer this round.
     composers = [a for a in env.agents if infos[a]["action_mask"][Action.COMPOSE]]
     assert len(composers) == 1 and composers[0] == "agent_2"  # priority rotates with the round (t = 2)
     _, _, _, _, infos = env.step({a: Action.COMPOSE for a in env.agents})
-    assert len(env.ws.draft) == 1
+    assert len(env.ws.draft) == 1 and env.invalid_actions == 2
     assert sum(infos[a]["action_mask"][Action.CRITIQUE] for a in env.agents) == 1  # one critic for a new draft
     _, _, _, _, infos = env.step({a: Action.CRITIQUE for a in env.agents})
     assert not any(infos[a]["action_mask"][Action.CRITIQUE] for a in env.agents)  # the draft has not changed since

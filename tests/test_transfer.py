@@ -14,9 +14,11 @@ SECTION = "Prior work on summarisation metrics [R1] and pretraining [R2] shapes 
 def _params(tmp_path, servers: dict[str, ScriptedOpenAIServer]) -> dict:
     backbones = [{"name": name, "llm": {"provider": "openai", "base_url": s.base_url, "model": f"model-{name}",
                                         "api_key_env": ""}} for name, s in servers.items()]
+    # scripted toy sections: the sentence repairs are tested on their own (test_section_guarantees.py)
     return load_params("quick", {"llm": {"cache_dir": str(tmp_path / "cache"), "max_retries": 0},
                                  "baselines": {"long_context": {"context_tokens": 4096}},
-                                 "transfer": {"backbones": backbones, "systems": ["long_context"]}})
+                                 "transfer": {"backbones": backbones, "systems": ["long_context"]},
+                                 "output": {"repairs": []}})
 
 
 def test_each_backbone_writes_through_its_own_endpoint_into_its_own_folder(tmp_path):

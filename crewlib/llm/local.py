@@ -39,7 +39,7 @@ from pathlib import Path
 
 from crewlib.llm.config import EmbeddedConfig, user_cache_dir
 from crewlib.llm.errors import ModelNotAvailableError, ServerStartError
-from crewlib.llm.native import build_native, native_server
+from crewlib.llm.native import build_native, native_server, runtime_args
 
 XLLAMACPP_PIN = "xllamacpp==2026.10.11549"
 _CHUNK = 8 * 1024 * 1024
@@ -405,7 +405,7 @@ def native_command(binary: str | Path, model_path: str | Path, alias: str, port:
     """The ``llama-server`` command line for the same settings the wheel's server gets."""
     return [str(binary), "--model", str(model_path), "--alias", alias, "--host", "127.0.0.1", "--port", str(port),
             "--ctx-size", str(n_ctx_per_slot * n_parallel), "--parallel", str(n_parallel),
-            "--threads", str(n_threads), "--threads-batch", str(n_threads), "--no-webui"]
+            "--threads", str(n_threads), "--threads-batch", str(n_threads), "--no-webui", *runtime_args()]
 
 
 def _serve_native(args: argparse.Namespace, alias: str, model_path: str) -> None:
