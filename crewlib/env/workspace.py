@@ -229,11 +229,14 @@ class Workspace:
 
     def _revision_loses(self, existing: Segment, text: str) -> str | None:
         """Why revising ``existing`` into ``text`` would make the draft worse, or None: a work it cited is cited
-        nowhere afterwards (unless open feedback on the segment names that key: a critique flagged the citation),
-        or a sentence it adds repeats one already in the draft."""
+        nowhere afterwards — unless a critique flagged the segment's citations (open feedback of kind
+        ``hallucinated_citation``) or names that key — or a sentence it adds repeats one already in the draft."""
         others = [s.text for s in self.draft if s is not existing]
         still_cited = set(find_citation_keys(" ".join([*others, text])))
-        flagged = " ".join(f.text for f in self.open_feedback() if f.segment_id == existing.id)
+        feedback = [f for f in self.open_feedback() if f.segment_id == existing.id]
+        if any(f.kind == "hallucinated_citation" for f in feedback):
+            still_cited |= set(find_citation_keys(existing.text))  # a flagged citation may go
+        flagged = " ".join(f.text for f in feedback)
         lost = [k for k in dict.fromkeys(find_citation_keys(existing.text))
                 if k not in still_cited and not re.search(rf"\b{k}\b", flagged)]
         if lost:
