@@ -1,7 +1,8 @@
 """Draft quality in the worst case: CREW against single prompts to the same model, paper by paper.
 
 Usage: python benchmarks/quality.py [--params quick] [--targets N] [--systems crew,long_context,rag,srw]
-                                    [--local papers.jsonl ...] [--judge]
+                                    [--local papers.jsonl ...] [--hoang-kan rws.jsonl ...] [--crew-rounds N|auto]
+                                    [--judge]
 
 Targets: the evaluation targets of the params' data (the bundled sample by default), plus every paper of each
 ``--local`` file in the simple layout (README, "Data": id, title, abstract, references, related_work). Per
@@ -50,6 +51,28 @@ def targets(params: dict, n: int | None, local: list[str]) -> tuple[list, dict]:
     return [e for e, _ in pairs], {t.target_id: t for _, t in pairs}
 
 
+def from_hoang_kan(path: str, out_dir: str) -> str:
+    """A file of the Hoang & Kan (2010) RWSData layout (id, related_work, cited [{idx, title, abstract}]) written
+    in the simple layout; the path written. The papers have no title or abstract of their own: the ACL id stands
+    for the title and the gold section's first sentence for the abstract (these counts never compare to the gold).
+    """
+    import json
+
+    from crewlib.text import sentences
+
+    out = os.path.join(out_dir, os.path.basename(path).replace(".jsonl", "") + ".simple.jsonl")
+    os.makedirs(out_dir, exist_ok=True)
+    with open(path, encoding="utf-8") as src, open(out, "w", encoding="utf-8") as dst:
+        for line in src:
+            paper = json.loads(line)
+            refs = [{"key": f"ref{c['idx']}", "title": c["title"], "abstract": c.get("abstract") or ""}
+                    for c in paper["cited"]]
+            dst.write(json.dumps({"id": paper["id"], "title": f"ACL Anthology paper {paper['id']}",
+                                  "abstract": sentences(paper["related_work"])[0], "references": refs,
+                                  "related_work": paper["related_work"], "cited": [r["key"] for r in refs]}) + "\n")
+    return out
+
+
 def paper_rows(frame: pd.DataFrame, tasks: dict, checks: OutputChecks) -> pd.DataFrame:
     """One row per system and paper: the reviewer's counts of the module docstring."""
     rows = []
@@ -77,10 +100,17 @@ def main() -> None:
     parser.add_argument("--targets", type=int, default=None, help="the first N evaluation targets (default: all)")
     parser.add_argument("--systems", default=SYSTEMS)
     parser.add_argument("--local", action="append", default=[], help="a JSONL file of papers in the simple layout")
+    parser.add_argument("--hoang-kan", action="append", default=[],
+                        help="a JSONL file of the Hoang & Kan (2010) layout (id, related_work, cited)")
+    parser.add_argument("--crew-rounds", default=None, help="CREW's rounds: a number or auto (default: the params')")
     parser.add_argument("--judge", action="store_true", help="add the run's own LLM judge's Overall")
     args = parser.parse_args()
     params = load_params(args.params)
-    examples, tasks = targets(params, args.targets, args.local)
+    if args.crew_rounds:
+        rounds = args.crew_rounds if args.crew_rounds == "auto" else int(args.crew_rounds)
+        params = with_overrides(params, {"baselines": {"crew": {"rounds": rounds}}})
+    local = args.local + [from_hoang_kan(p, resolve_path("outputs/quality")) for p in args.hoang_kan]
+    examples, tasks = targets(params, args.targets, local)
     client = connect(params)
     frame = run_generations(args.systems.split(","), examples, params, client, tasks=tasks,
                             out_dir=resolve_path("outputs/quality")).frame()

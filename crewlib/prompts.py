@@ -51,10 +51,25 @@ The section so far, one line per paragraph (the works it cites):
 Works the section does not cite yet, with notes:
 {knowledge}
 
-Write ONE new paragraph (3 or 4 sentences, at most 90 words) about these works only, {keys}. Open with the \
+Write ONE new paragraph ({sentences} sentences, at most {words} words) about these works only, {keys}. Open with the \
 theme they share, name each work's method where you cite it, say how they differ, and end with one sentence on \
 how they bear on this paper's problem. """ + SECTION_RULES + """ Answer with segment_id null, the paragraph as \
 text, and your confidence (0 to 1)."""
+
+# Compose with ``executor.compose_form: sentences``: the answer is a list of (key, sentence) pairs, so that every
+# sentence cites the work it is about by construction (the key is a field the decoder can only fill with a key given).
+COMPOSE_SENTENCES = """You are writing the related-work section of the paper "{topic}".
+
+The section so far, one line per paragraph (the works it cites):
+{outline}
+
+Works the section does not cite yet, with notes:
+{knowledge}
+
+Write ONE new paragraph about these works only, {keys}, as a list of sentences: for each work, one or two \
+sentences in your own words on what it does or finds, taken from its notes, each given with that work's key; \
+order the works so that related ones follow each other. Say only what the notes of a sentence's own work say. \
+""" + SECTION_RULES + """ Answer with the sentences and your confidence (0 to 1)."""
 
 REVISE = """You are writing the related-work section of the paper "{topic}".
 

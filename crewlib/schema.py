@@ -15,7 +15,8 @@ from pydantic import ConfigDict, Field
 
 ACTION_NAMES = ("retrieve", "disseminate", "compose", "critique")
 # The sentence repairs of the final section (crewlib/sections.py)
-REPAIRS = ("title_only", "uncited", "first_person", "target", "unsupported", "repeated_sentences")
+REPAIRS = ("title_only", "uncited", "first_person", "target", "unsupported", "repeated_sentences", "truncated",
+           "markers")
 
 
 class Block(pydantic.BaseModel):
@@ -138,6 +139,10 @@ class Executor(Block):
     context_tokens: int | None = Field(ge=256)  # an action's prompt + answer budget (paper D.1: 6,144)
     compose_sources: int = PositiveInt
     attribute_uncited: bool
+    keep_opening_markers: bool
+    salvage_paragraphs: bool
+    own_notes_first: bool
+    compose_form: Literal["paragraph", "sentences"]
 
 
 class Output(Block):

@@ -13,8 +13,8 @@ Always applied:
 - **meta-text** — a sentence about the draft, the workspace, notes or feedback, or a preamble
   ("Here is a related-work section ...") is removed;
 - **stray punctuation** — repeated full stops (``[R2]. . The``) and "sentences" with no word;
-- **truncation** — a last sentence cut by the token limit (no closing punctuation) is removed
-  (unless it is the whole text, which is kept; counted either way).
+- **truncation** — the section's last sentence cut by the token limit (no closing punctuation) is
+  removed (unless it is the whole text, which is kept; counted either way).
 
 The sentence guarantees, each named in ``output.repairs`` (all on by default; an empty list gives the
 section as the checks above leave it, the setting the notebooks' shipped answers were recorded with):
@@ -35,7 +35,10 @@ section as the checks above leave it, the setting the notebooks' shipped answers
   sentence citing several works is removed when one of them supports it less than half that (a claim
   that "[R3] and [R6] both ..." where [R6] has no part in it);
 - ``repeated_sentences`` — a sentence that near-duplicates an earlier one anywhere in the section
-  (overlap ≥ ``sentence_threshold``) is removed.
+  (overlap ≥ ``sentence_threshold``) is removed;
+- ``markers`` — a run of adjacent citations naming a key twice becomes one (``[R7] [R5] [R7]`` → ``[R7, R5]``);
+- ``truncated`` — a cut last sentence is removed from every paragraph, not only the section's last (each
+  paragraph of a CREW draft is one answer, each of which can be cut).
 
 A paragraph left with no citation at all (only topic sentences) is removed too, counted.
 """
@@ -88,6 +91,24 @@ _SPECIFIC = re.compile(
 _NAMED = re.compile(r"\b(?:[A-Z][a-z]*[A-Z][\w-]*|[A-Z]{2,}[\w-]*|\w*\d\w*)\b")
 _REPEATED_KEY = re.compile(r"\[(R\d+)\](?:\s*\[\1\])+")
 _BRACKET = re.compile(r"\[([^\[\]]+)\]")
+_MARKER_RUN = re.compile(r"\[R\d+(?:\s*,\s*R\d+)*\](?:\s*\[R\d+(?:\s*,\s*R\d+)*\])+")
+
+
+def merge_marker_runs(text: str) -> tuple[str, int]:
+    """``[R7] [R5] [R7]`` → ``[R7, R5]``: a run of adjacent citations that names a key twice becomes one citation;
+    returns the text and the keys removed (a run without a repeat stays as it is)."""
+    removed = 0
+
+    def merge(match: re.Match) -> str:
+        nonlocal removed
+        keys = re.findall(r"R\d+", match.group(0))
+        unique = list(dict.fromkeys(keys))
+        if len(unique) == len(keys):
+            return match.group(0)
+        removed += len(keys) - len(unique)
+        return f"[{', '.join(unique)}]"
+
+    return _MARKER_RUN.sub(merge, text), removed
 _KEYS = re.compile(r"\[R\d+(?:\s*[,;]\s*R\d+)*\]")
 _STRAY_STOPS = re.compile(r"([.!?])(?:[ \t]+\.)+(?=\s|$)")  # "[R2]. . The" → "[R2]. The"
 _CLOSED = re.compile(r"[.!?][\"')\]]*$|\][.!?]?$")
@@ -247,9 +268,18 @@ def _best_source(sentence: str, sources: Mapping[str, str]) -> tuple[float, str]
                key=lambda pair: (pair[0], -int(pair[1][1:]) if pair[1][1:].isdigit() else 0))
 
 
+def _tidy(text: str) -> str:
+    """Single spaces, none before punctuation (what removing a marker leaves)."""
+    return re.sub(r"\s+([.,;:!?])", r"\1", " ".join(text.split()))
+
+
 def cite_sentence(sentence: str, key: str) -> str:
-    """``sentence`` with its citations replaced by ``[key]`` before its closing punctuation."""
-    bare = _KEYS.sub("", sentence).rstrip()
+    """``sentence`` with its citations replaced by ``[key]``: where its one citation stood when that is inside
+    the sentence ("The authors of [R7] argue ..."), else before its closing punctuation."""
+    groups = list(_KEYS.finditer(sentence))
+    if len(groups) == 1 and re.search(r"\w", strip_markers(sentence[groups[0].end():])):
+        return _tidy(sentence[:groups[0].start()] + f"[{key}]" + sentence[groups[0].end():])
+    bare = _tidy(_KEYS.sub("", sentence)) if groups else sentence.rstrip()
     stop = bare[-1] if bare and bare[-1] in ".!?" else ""
     return f"{bare[:len(bare) - len(stop)].rstrip()} [{key}]{stop}"
 
@@ -344,6 +374,9 @@ def finish_section(text: str, task: Task, checks: OutputChecks,
     sources = evidence(task, notes)
     report = SectionReport()
     text, report.duplicated_markers = dedupe_markers(text)
+    if checks.on("markers"):
+        text, merged = merge_marker_runs(text)
+        report.duplicated_markers += merged
     text, report.stray_punctuation = _STRAY_STOPS.subn(r"\1", text)
     text = _TITLE_NOTE.sub("", text) if checks.on("title_only") else text
     kept: list[str] = []
@@ -351,8 +384,8 @@ def finish_section(text: str, task: Task, checks: OutputChecks,
     blocks = paragraphs(text)
     for i, block in enumerate(blocks):
         sents = sentences(block)
-        if i == len(blocks) - 1 and sents and is_truncated(block):
-            report.truncated = 1
+        if (i == len(blocks) - 1 or checks.on("truncated")) and sents and is_truncated(block):
+            report.truncated += 1
             if kept or len(sents) > 1:  # a text that is one cut sentence is kept (counted), not emptied
                 sents = sents[:-1]
         clean = []
@@ -382,10 +415,16 @@ def finish_section(text: str, task: Task, checks: OutputChecks,
 def section_faults(text: str, task: Task, checks: OutputChecks, notes: Mapping[str, str] | None = None) -> dict:
     """What a reviewer's basic checks find in a finished section, without repairing it: repeated sentences,
     first-person sentences, uncited claims, unsupported cited sentences (the quality benchmark's counts)."""
-    sources = evidence(task, notes)
+    return count_faults(text, evidence(task, notes), checks)
+
+
+def count_faults(text: str, sources: Mapping[str, str], checks: OutputChecks) -> dict:
+    """:func:`section_faults` with the evidence given (key → the text a sentence citing it may rest on), and
+    ``cited_sentences``: the sentences citing a known work, of which ``unsupported`` are not supported."""
     sents = [s for p in paragraphs(text) for s in sentences(p)]
     return {
         "sentences": len(sents),
+        "cited_sentences": sum(bool(_known_keys(s, sources)) for s in sents),
         "repeated_sentences": sum(any(repeats_sentence(s, e, checks.sentence_threshold) for e in sents[:i])
                                   for i, s in enumerate(sents)),
         "first_person": sum(is_first_person(s) for s in sents),

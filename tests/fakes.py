@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from crewlib.llm.http_endpoint import ChatEndpoint, Reply, completion, error_body
@@ -18,7 +19,7 @@ from crewlib.llm.http_endpoint import ChatEndpoint, Reply, completion, error_bod
 @dataclass
 class Step:
     status: int = 200
-    content: str = "ok"
+    content: str | Callable[[dict], str] = "ok"  # or a function of the request body (an answer that depends on it)
     delay_s: float = 0.0
     error_message: str = "scripted failure"
     body: str | bytes | None = None  # sent as it is instead of a completion (a broken answer)
@@ -42,7 +43,8 @@ class ScriptedOpenAIServer(ChatEndpoint):
         elif step.status != 200:
             body = error_body(step.error_message, "scripted")
         else:
-            body = completion(step.content, model=request.get("model", "scripted"),
+            content = step.content(request) if callable(step.content) else step.content
+            body = completion(content, model=request.get("model", "scripted"),
                               prompt_tokens=self.usage[0], completion_tokens=self.usage[1],
                               finish_reason=step.finish_reason)
         headers = dict(step.headers)

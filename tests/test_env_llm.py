@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import pytest
@@ -24,9 +25,10 @@ def examples():
     return load_oarelatedwork(SAMPLE_FILES["oarelatedwork"])[0]
 
 
-def make_env(examples, make_client, server, **cfg):
+def make_env(examples, make_client, server, compose_form="paragraph", **cfg):
+    """VALID answers a new paragraph as one text (``executor.compose_form: paragraph``)."""
     client = make_client(server, cache_mode="off", max_retries=1, concurrency=3)
-    return CrewEnv(examples, LLMExecutor(client), EnvConfig(**cfg)), client
+    return CrewEnv(examples, LLMExecutor(client, compose_form=compose_form), EnvConfig(**cfg)), client
 
 
 def test_a_round_of_valid_answers_changes_the_workspace(examples, make_client, scripted_server):
@@ -101,3 +103,94 @@ def test_every_role_opens_with_the_same_prefix(examples, make_client, scripted_s
     assert len({json.dumps(m[0]) for m in bodies}) == 1  # one system prompt
     titled = [m[1]["content"] for m in bodies if not m[1]["content"].startswith("You are writing")]
     assert len(titled) >= 3 and all(u.startswith(header) for u in titled)
+
+
+def test_a_marker_after_the_full_stop_moves_in_but_one_opening_the_next_sentence_stays():
+    from crewlib.env.llm_executor import one_paragraph
+
+    text = "They differ in details. [R1] uses a linear cost, while [R2] pretrains. It scales. [R3]\n"
+    kept = "They differ in details. [R1] uses a linear cost, while [R2] pretrains. It scales [R3]."
+    assert one_paragraph(text) == kept
+    assert one_paragraph("A holds. [R1]. B holds [R2].") == "A holds [R1]. . B holds [R2]."  # stray: finish_section
+    assert one_paragraph(text, keep_opening_markers=False).startswith("They differ in details [R1]. uses")
+
+
+def test_a_paragraph_citing_keys_it_was_not_given_loses_those_sentences_not_the_answer():
+    """Demo, target 0: a new paragraph on [R1] and [R6] also wrote about [R3] and [R5]; it was re-asked, then lost."""
+    import pydantic
+
+    from crewlib.env.llm_executor import compose_schema
+
+    text = "WebText trains decoders [R1]. PPO clips the ratio [R3]. Headlines are generated word by word [R6]."
+    salvaged = compose_schema(frozenset({"R1", "R6"}), salvage=True)
+    assert salvaged.model_validate({"text": text}).text == ("WebText trains decoders [R1]. Headlines are generated "
+                                                              "word by word [R6].")
+    assert salvaged.dropped == 1
+    meta = "WebText trains decoders [R1]. This paragraph summarises the notes above."
+    assert salvaged.model_validate({"text": meta}).text == "WebText trains decoders [R1]." and salvaged.dropped == 1
+    with pytest.raises(pydantic.ValidationError, match="keys it was not given"):
+        compose_schema(frozenset({"R1", "R6"})).model_validate({"text": text})  # salvage off: re-asked
+    with pytest.raises(pydantic.ValidationError, match="keys it was not given"):
+        salvaged.model_validate({"text": "PPO clips the ratio [R3]. Both are strong [R5]."})  # nothing of its own
+
+
+@pytest.mark.parametrize("own_first", [True, False])
+def test_the_only_reader_of_a_work_writes_it_up_before_taking_a_revision(examples, make_client, scripted_server,
+                                                                        own_first):
+    """Demo, target 0: agent 0 revised paragraph 0 twice while its unshared notes on two works were never written."""
+    from crewlib.env.executors import ActionRequest
+    from crewlib.env.workspace import Note
+
+    env, client = make_env(examples, make_client, scripted_server)
+    env.reset(seed=0, options={"example_index": 0})
+    ws, task = env.ws, env.current_task
+    refs = [r.id for r in task.references if r.abstract][:4]
+    ws.write_segment(1, f"A first paragraph on two works [{task.id_to_key[refs[0]]}].", None, 1)
+    ws.add_feedback("style", ws.draft[0].id, "too short", 2)
+    ws.add_local(0, [Note(f"Finding of {r} [{task.id_to_key[r]}].", (r,), 0) for r in refs[1:3]])
+    executor = LLMExecutor(client, own_notes_first=own_first)
+    [job] = executor.plan(ws, task, [ActionRequest(0, Action.COMPOSE)])
+    if own_first:
+        assert job.segment_id is None and {s for n in job.notes for s in n.sources} == set(refs[1:3])
+    else:
+        assert job.segment_id == ws.draft[0].id
+
+
+def test_a_new_paragraph_as_keyed_sentences_cites_each_work_by_construction(examples, make_client, scripted_server):
+    """compose_form: sentences — the key is a field that only a given key fills; the paragraph is built from them."""
+    env, client = make_env(examples, make_client, scripted_server, compose_form="sentences")
+    env.reset(seed=0, options={"example_index": 0})
+    def note(request):
+        key = re.search(r"findings of \[(R\d+)\]", request["messages"][-1]["content"]).group(1)
+        topic = ["graph kernels", "protein folding", "speech codecs", "robot grasping", "ocean tides", "tax law"]
+        return json.dumps({"notes": [f"It studies {topic[int(key[1:]) % 6]} [{key}]."], "confidence": 0.7})
+
+    scripted_server.default = Step(200, note)
+    env.step({a: Action.RETRIEVE for a in env.agents})
+    env.step({a: Action.DISSEMINATE for a in env.agents})
+    keys = []
+
+    def answer(request):
+        prompt = request["messages"][-1]["content"]
+        if "as a list of sentences" not in prompt:  # the other agents' Retrieve
+            return note(request)
+        keys[:] = re.search(r"about these works only, ([R0-9, ]+), as a list", prompt).group(1).split(", ")
+        schema = request["response_format"]["json_schema"]["schema"]
+        assert set(schema["$defs"]["Sentence"]["properties"]["key"]["enum"]) == set(keys)
+        return json.dumps({"sentences": [{"key": k, "text": f"Work {k} does something new"} for k in keys]
+                          + [{"key": keys[0], "text": "This paragraph summarises the notes."}]})
+
+    scripted_server.default = Step(200, answer)
+    env.step({"agent_0": Action.COMPOSE, "agent_1": Action.RETRIEVE, "agent_2": Action.RETRIEVE})
+    assert len(env.ws.draft) == 1, env.trace.rounds[-1]["proposals"]
+    [segment] = env.ws.draft
+    assert segment.text == " ".join(f"Work {k} does something new [{k}]." for k in keys) and len(keys) >= 2
+    assert env.executor.dropped == 1  # the sentence about the writing
+
+
+def test_a_keyed_sentence_gets_its_key_before_a_clean_stop():
+    from crewlib.env.llm_executor import with_citation
+
+    assert with_citation("It clips the ratio, and more,", "R3") == "It clips the ratio, and more [R3]."
+    assert with_citation("The authors of [R3] align words", "R3") == "The authors of [R3] align words."
+    assert with_citation("Does it scale?", "R3") == "Does it scale [R3]?"

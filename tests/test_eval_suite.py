@@ -51,6 +51,22 @@ def test_reference_metrics_tidy_frame_and_hallucinated_key_lowers_verification()
     assert set(scores.attrs["timing_s"]) == {"citation", "rouge", "soft_recall_cosine", "pss", "cost"}
 
 
+def test_grounding_tells_a_supported_section_from_a_misattributed_repetitive_one():
+    swapped = ("Message passing neural networks predict molecular properties [R2]. The transformer relies entirely "
+               "on attention [R1]. The transformer relies entirely on attention [R2]. We predict properties.")
+    outputs = [{"system": "good", "example": "t1", "text": GOOD.replace("models long-range effects",
+                                                                          "relies entirely on attention")},
+               {"system": "swapped", "example": "t1", "text": swapped},
+               {"system": "uncited", "example": "t1", "text": "Message passing networks predict properties."}]
+    scores = Evaluator({}).score(outputs, [EXAMPLE], metrics=["grounding"], progress=False)
+    good, bad = _values(scores, "good"), _values(scores, "swapped")
+    assert good["supported_share"] == 1.0 and bad["supported_share"] == pytest.approx(1 / 3)
+    assert bad["repeated_sentences_rate"] == 0.25 and bad["first_person_rate"] == 0.25
+    assert good["repeated_sentences_rate"] == good["first_person_rate"] == good["uncited_claims_rate"] == 0
+    assert "supported_share" not in _values(scores, "uncited")  # nothing cited: unavailable, never 1.0
+    assert ("uncited", "supported_share") in {(u["system"], u["metric"]) for u in scores.attrs["unavailable"]}
+
+
 def test_metrics_that_need_gold_are_unavailable_without_it():
     no_gold = EvalExample("t2", "T", "abstract", "", EXAMPLE.references, (), "R", EXAMPLE.default_keys)
     scores = Evaluator({}).score([{"system": "s", "example": "t2", "text": GOOD}], [no_gold],

@@ -17,7 +17,7 @@ from crewlib.llm import (
     OutputValidationError,
     RetryExhaustedError,
 )
-from crewlib.llm.client import LLMClient
+from crewlib.llm.client import LLMClient, schema_format
 
 HELLO = [{"role": "user", "content": "hello"}]
 
@@ -257,3 +257,23 @@ def test_a_refused_key_is_not_taken_for_a_refused_schema(make_client, scripted_s
     with pytest.raises(EndpointError, match="HTTP 401"):
         client.chat_json(HELLO, Verdict, sample_index=9)
     assert len(scripted_server.requests) == 1 and client._schema_supported
+
+
+def test_a_schemas_max_chars_caps_its_text_fields_in_the_decoding_constraint_only(make_client, scripted_server):
+    from crewlib.env.llm_executor import CritiqueOut, NotesOut, compose_schema
+    from crewlib.llm.jsonout import schema_instruction
+
+    paragraph = compose_schema(frozenset({"R1", "R2"}), max_words=120)
+    spec = schema_format(paragraph)["json_schema"]["schema"]
+    assert spec["properties"]["text"]["maxLength"] == 120 * 9 and spec["properties"]["text"]["minLength"] == 20
+    assert schema_format(NotesOut)["json_schema"]["schema"]["properties"]["notes"]["items"]["maxLength"] == 320
+    nested = schema_format(CritiqueOut)["json_schema"]["schema"]["$defs"]["FeedbackOut"]["properties"]["text"]
+    assert nested["maxLength"] == 320
+    # the prompt's example and the answer's validation know no cap: a long note is still accepted
+    assert "maxLength" not in str(paragraph.model_json_schema()) and "maxLength" not in schema_instruction(NotesOut)
+    assert NotesOut(notes=["x" * 1000]).notes[0] == "x" * 1000
+    client = make_client(scripted_server)
+    scripted_server.push(Step(200, '{"notes": ["a finding [R1]."]}'))
+    client.chat_json(HELLO, NotesOut)
+    assert scripted_server.requests[0]["response_format"]["json_schema"]["schema"]["properties"]["notes"][
+        "items"]["maxLength"] == 320

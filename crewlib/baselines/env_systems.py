@@ -84,6 +84,8 @@ class _EnvSystem(System):
             notes["assigned"] = policy.assigned
         if getattr(executor, "attribute_uncited", False):
             notes["attributed_sentences"] = executor.attributed
+        if getattr(executor, "salvage_paragraphs", False):
+            notes["foreign_key_sentences_dropped"] = executor.dropped
         return Generation(self.name, example.target_id, trace.final_draft, dict(env.current_task.key_to_id),
                           fallbacks=fallbacks, notes=notes)
 

@@ -28,9 +28,18 @@ from crewlib.text import approx_tokens, content_words, sentences
 Confidence = pydantic.confloat(ge=0.0, le=1.0)
 
 
+# Characters a free-text field may hold under constrained decoding (``max_chars``, crewlib.llm.client.schema_format):
+# about 1.5 times what its instruction asks for, so that a model that rambles is stopped with a closed string.
+CHARS_PER_WORD = 9
+NOTE_CHARS = 320      # one or two sentences
+FEEDBACK_CHARS = 320  # one or two sentences
+REVISION_WORDS = 100  # prompts.REVISE: "at most 100 words"
+
+
 class NotesOut(pydantic.BaseModel):
     notes: list[str] = pydantic.Field(min_length=1, max_length=4)
     confidence: Confidence = 0.5
+    max_chars: ClassVar[dict[str, int]] = {"notes": NOTE_CHARS}
 
 
 class ComposeOut(pydantic.BaseModel):
@@ -41,12 +50,20 @@ class ComposeOut(pydantic.BaseModel):
 
 
 _MARKER_AFTER_STOP = re.compile(r"([.!?])\s*((?:\[R\d+(?:\s*[,;]\s*R\d+)*\]\s*)+)")
+# ... the same, but not a marker that opens the next sentence ("... details. [R1] uses ...")
+_MARKER_CLOSING = re.compile(_MARKER_AFTER_STOP.pattern + r"(?=$|[A-Z\"'(.!?])")
 
 
-def one_paragraph(text: str) -> str:
-    """A composed paragraph as one paragraph: line breaks joined, ``... parameters. [R1]`` → ``... parameters [R1].``"""
+def one_paragraph(text: str, keep_opening_markers: bool = True) -> str:
+    """A composed paragraph as one paragraph: line breaks joined, ``... parameters. [R1]`` → ``... parameters [R1].``
+
+    ``keep_opening_markers`` (``executor.keep_opening_markers``): a marker that opens a sentence stays ("...
+    details. [R1] uses X"); off, it moves into the sentence before ("... details [R1]. uses X"), the rule the
+    notebooks' shipped answers were recorded with.
+    """
     text = " ".join(text.split())
-    return _MARKER_AFTER_STOP.sub(lambda m: f" {m.group(2).strip()}{m.group(1)} ", text).strip()
+    pattern = _MARKER_CLOSING if keep_opening_markers else _MARKER_AFTER_STOP
+    return pattern.sub(lambda m: f" {m.group(2).strip()}{m.group(1)} ", text).strip()
 
 
 ATTRIBUTION_CONTAINMENT = 0.5  # share of a sentence's content words a source's text must hold to be its source
@@ -69,23 +86,42 @@ def attribute_sentences(text: str, sources: Mapping[str, str]) -> tuple[str, int
     return " ".join(out), added
 
 
-def compose_schema(allowed: frozenset[str], sources: Mapping[str, str] | None = None) -> type[ComposeOut]:
+def compose_length(n_sources: int) -> tuple[str, int]:
+    """(sentences, words) a new paragraph on ``n_sources`` works is asked for: one sentence and 30 words a work."""
+    return f"{n_sources} or {n_sources + 1}", 30 * n_sources
+
+
+def compose_schema(allowed: frozenset[str], sources: Mapping[str, str] | None = None,
+                   max_words: int = REVISION_WORDS, salvage: bool = False) -> type[ComposeOut]:
     """ComposeOut whose paragraph must cite the works it is about, only those, and not talk about the writing;
-    a violation is re-asked once with the reason (the client's re-ask), then a counted no-op.
+    a violation is re-asked once with the reason (the client's re-ask), then a counted no-op. Under constrained
+    decoding the text holds at most ``max_words`` × :data:`CHARS_PER_WORD` characters.
 
     ``sources`` (key → the notes and text of a work the paragraph is written from; ``executor.attribute_uncited``):
     a paragraph that cites nothing first gets each sentence's key by :func:`attribute_sentences`; the number of
     sentences so attributed in the last answer validated is the class's ``attributed`` (not a field: the schema
     the model is shown stays the same).
+
+    ``salvage`` (``executor.salvage_paragraphs``): the sentences that cite keys the paragraph was not given, and
+    those about the writing, are dropped (their number is the class's ``dropped``) when a sentence citing a given
+    key remains, instead of the whole answer being re-asked and, invalid again, lost.
     """
 
     class Paragraph(ComposeOut):
         attributed: ClassVar[int] = 0
+        dropped: ClassVar[int] = 0
+        max_chars: ClassVar[dict[str, int]] = {"text": max_words * CHARS_PER_WORD}
 
         @pydantic.model_validator(mode="after")
         def _cites_its_works(self) -> Paragraph:
             keys = set(find_citation_keys(self.text))
-            type(self).attributed = 0
+            type(self).attributed = type(self).dropped = 0
+            if salvage and (keys - allowed or any(is_meta(s) for s in sentences(self.text))):
+                kept = [s for s in sentences(self.text) if not set(find_citation_keys(s)) - allowed and not is_meta(s)]
+                if any(find_citation_keys(s) for s in kept):
+                    type(self).dropped = len(sentences(self.text)) - len(kept)
+                    self.text = " ".join(kept)
+                    keys = set(find_citation_keys(self.text))
             if not keys and sources:
                 self.text, type(self).attributed = attribute_sentences(self.text, sources)
                 keys = set(find_citation_keys(self.text))
@@ -103,6 +139,58 @@ def compose_schema(allowed: frozenset[str], sources: Mapping[str, str] | None = 
     return Paragraph
 
 
+def with_citation(sentence: str, key: str) -> str:
+    """``sentence`` citing ``key``: as it is when it cites it already, else with ``[key]`` before its stop."""
+    bare = sentence.rstrip().rstrip(",;:").rstrip()
+    if key in find_citation_keys(sentence):
+        return bare if bare.endswith((".", "!", "?", '"')) else f"{bare}."
+    stop = bare[-1] if bare and bare[-1] in ".!?" else "."
+    return f"{bare.rstrip('.!?').rstrip()} [{key}]{stop}"
+
+
+def sentences_schema(allowed: frozenset[str]) -> type[pydantic.BaseModel]:
+    """A new paragraph as (key, text) pairs (``executor.compose_form: sentences``): the key can only be one of
+    ``allowed``, so every sentence cites the work it is about by construction. Its ``text`` property is the
+    paragraph; a sentence that also cites a key not given, or talks about the writing, is dropped (the class's
+    ``dropped``), and an answer with no sentence left is invalid (re-asked once by the client)."""
+    keys = tuple(sorted(allowed, key=lambda k: (len(k), k)))
+
+    class Sentence(pydantic.BaseModel):
+        key: Literal[keys]  # type: ignore[valid-type]
+        text: str = pydantic.Field(min_length=10)
+
+    class SentencesOut(pydantic.BaseModel):
+        sentences: list[Sentence] = pydantic.Field(min_length=1, max_length=2 * len(keys))
+        confidence: Confidence = 0.5
+        max_chars: ClassVar[dict[str, int]] = {"text": NOTE_CHARS}
+        dropped: ClassVar[int] = 0
+        resolves: ClassVar[list[int]] = []
+        _text: str = pydantic.PrivateAttr("")
+
+        @property
+        def text(self) -> str:
+            return self._text
+
+        @pydantic.model_validator(mode="after")
+        def _cites_its_works(self) -> SentencesOut:
+            kept, dropped = [], 0
+            for item in self.sentences:
+                for sent in sentences(item.text):
+                    if set(find_citation_keys(sent)) - allowed or is_meta(sent):
+                        dropped += 1
+                    else:
+                        kept.append(with_citation(sent, item.key))
+            if not kept:
+                raise ValueError(f"no sentence left: write about the works {list(keys)} only, one or two sentences "
+                                 f"each, and nothing about the writing")
+            type(self).dropped = dropped
+            self._text = " ".join(kept)
+            return self
+
+    SentencesOut.__name__ = "ComposeOut"
+    return SentencesOut
+
+
 class FeedbackOut(pydantic.BaseModel):
     kind: Literal[FEEDBACK_KINDS]  # type: ignore[valid-type]
     segment_id: int | None = None
@@ -112,6 +200,7 @@ class FeedbackOut(pydantic.BaseModel):
 class CritiqueOut(pydantic.BaseModel):
     feedback: list[FeedbackOut] = pydantic.Field(max_length=6)
     confidence: Confidence = 0.5
+    max_chars: ClassVar[dict[str, int]] = {"text": FEEDBACK_CHARS}
 
 
 SCHEMAS = {Action.RETRIEVE: NotesOut, Action.DISSEMINATE: NotesOut, Action.COMPOSE: ComposeOut,
@@ -164,6 +253,10 @@ def _short(text: str, words: int = 60) -> str:
     return text if len(parts) <= words else " ".join(parts[:words]) + " ..."
 
 
+def _setting(name: str, value):
+    return default(f"executor.{name}") if value is None else value
+
+
 @dataclass(frozen=True)
 class Job:
     """One action that needs an LLM call; for Compose, the paragraph to revise or the notes to write from."""
@@ -186,7 +279,9 @@ class LLMExecutor(Executor):
 
     def __init__(self, client: LLMClient, max_tokens: Mapping[str, int] | None = None, system: str = "crew", *,
                  max_notes: int | None = None, context_tokens: int | None = None,
-                 compose_sources: int | None = None, attribute_uncited: bool = False) -> None:
+                 compose_sources: int | None = None, attribute_uncited: bool = False,
+                 keep_opening_markers: bool | None = None, salvage_paragraphs: bool | None = None,
+                 own_notes_first: bool | None = None, compose_form: str | None = None) -> None:
         self.client = client
         self.max_tokens = {**default("executor.max_tokens"), **(max_tokens or {})}
         self.max_notes = default("executor.max_notes") if max_notes is None else max_notes
@@ -194,7 +289,12 @@ class LLMExecutor(Executor):
         self.context_cuts = 0
         self.compose_sources = default("executor.compose_sources") if compose_sources is None else compose_sources
         self.attribute_uncited = attribute_uncited
+        self.keep_opening_markers = _setting("keep_opening_markers", keep_opening_markers)
+        self.salvage_paragraphs = _setting("salvage_paragraphs", salvage_paragraphs)
+        self.own_notes_first = _setting("own_notes_first", own_notes_first)
+        self.compose_form = _setting("compose_form", compose_form)
         self.attributed = 0  # sentences of new paragraphs given their source's key (attribute_uncited)
+        self.dropped = 0  # sentences of paragraphs citing keys they were not given, dropped (salvage_paragraphs)
         self.system = system
         self._read: dict[tuple[str, str], list[str]] = {}
 
@@ -203,7 +303,9 @@ class LLMExecutor(Executor):
         block = params["executor"]
         return cls(client, block["max_tokens"], system, max_notes=block["max_notes"],
                    context_tokens=block["context_tokens"], compose_sources=block["compose_sources"],
-                   attribute_uncited=block["attribute_uncited"])
+                   attribute_uncited=block["attribute_uncited"], keep_opening_markers=block["keep_opening_markers"],
+                   salvage_paragraphs=block["salvage_paragraphs"], own_notes_first=block["own_notes_first"],
+                   compose_form=block["compose_form"])
 
     def reset(self, seed: int | None) -> None:
         self._read: dict[tuple[str, str], list[str]] = {}  # (target, reference) → its notes, read once per episode
@@ -242,8 +344,13 @@ class LLMExecutor(Executor):
                                          knowledge=_notes_block(notes[:max_notes], keys))
         if req.action == Action.COMPOSE:
             cited = ", ".join(dict.fromkeys(keys[s] for n in job.notes for s in n.sources))
+            if self.compose_form == "sentences":
+                return prompts.COMPOSE_SENTENCES.format(topic=topic, outline=outline_block(ws, task), keys=cited,
+                                                        knowledge=_notes_block(list(job.notes)[:max_notes], keys))
+            n_sentences, words = compose_length(self.compose_sources)
             return prompts.COMPOSE.format(topic=topic, abstract=_short(task.abstract, 50),
-                                          outline=outline_block(ws, task), keys=cited,
+                                          outline=outline_block(ws, task), keys=cited, sentences=n_sentences,
+                                          words=words,
                                           knowledge=_notes_block(list(job.notes)[:max_notes], keys))
         return prompts.CRITIQUE.format(title=task.title, keys=", ".join(task.keys), draft=_draft_block(ws),
                                        knowledge=_notes_block(_newest(ws.global_notes, max_notes), keys))
@@ -290,17 +397,33 @@ class LLMExecutor(Executor):
     def _plan_compose(self, ws: Workspace, task: Task, req: ActionRequest, claimed_segments: set[int],
                       claimed_sources: set[str]) -> Job | Proposal:
         """A revision of a flagged paragraph first; else a new paragraph on works the draft does not cite
-        yet (each composer of a round gets its own works, so no two write the same paragraph)."""
+        yet (each composer of a round gets its own works, so no two write the same paragraph).
+
+        ``own_notes_first``: an agent that holds the only notes on an uncited work (read, not shared) writes
+        its new paragraph before taking a revision, which a teammate can do as well.
+        """
+        if self.own_notes_first and self._holds_unshared_uncited(ws, task, req.agent):
+            job = self._new_paragraph(ws, task, req, claimed_sources)
+            if job is not None:
+                return job
         for item in revisable_feedback(ws):
             if item.segment_id not in claimed_segments:
                 claimed_segments.add(item.segment_id)
                 return Job(req, segment_id=item.segment_id)
+        return (self._new_paragraph(ws, task, req, claimed_sources)
+                or Proposal(req.agent, req.action, fallback="nothing new to compose from"))
+
+    def _holds_unshared_uncited(self, ws: Workspace, task: Task, agent: int) -> bool:
+        shared = {s for n in ws.global_notes for s in n.sources}
+        return any(set(n.sources) - shared for n in uncovered_notes(ws, task, agent) if n in ws.local_notes[agent])
+
+    def _new_paragraph(self, ws: Workspace, task: Task, req: ActionRequest, claimed_sources: set[str]) -> Job | None:
         notes = [n for n in uncovered_notes(ws, task, req.agent) if not set(n.sources) & claimed_sources]
         available = list(dict.fromkeys(s for n in notes for s in n.sources))  # most relevant first
         sources = related_sources(available[0], available, task, self.compose_sources) if available else []
         chosen = tuple(n for n in notes if set(n.sources) <= set(sources))
         if not chosen or len(sources) < ws.compose_min_sources:
-            return Proposal(req.agent, req.action, fallback="nothing new to compose from")
+            return None
         claimed_sources.update(sources)
         return Job(req, notes=chosen)
 
@@ -329,18 +452,23 @@ class LLMExecutor(Executor):
         keys = task.id_to_key
         if job.segment_id is None:
             allowed = {keys[s] for n in job.notes for s in n.sources}
+            if self.compose_form == "sentences":
+                return sentences_schema(frozenset(allowed))
             if self.attribute_uncited:
                 by_key = {k: [] for k in allowed}
                 for n in job.notes:
                     for source in n.sources:
                         by_key[keys[source]].append(n.text)
                 sources = {k: " ".join([*texts, task.reference_by_key[k].abstract]) for k, texts in by_key.items()}
-                return compose_schema(frozenset(allowed), sources)
+                return compose_schema(frozenset(allowed), sources, compose_length(self.compose_sources)[1],
+                                      self.salvage_paragraphs)
+            return compose_schema(frozenset(allowed), max_words=compose_length(self.compose_sources)[1],
+                                  salvage=self.salvage_paragraphs)
         else:
             known = {s for n in ws.global_notes + ws.local_notes[job.req.agent] for s in n.sources}
             cited = set(find_citation_keys(ws.segment(job.segment_id).text)) & set(task.keys)
             allowed = {keys[s] for s in known} | cited
-        return compose_schema(frozenset(allowed))
+        return compose_schema(frozenset(allowed), salvage=self.salvage_paragraphs)
 
     def run_round(self, ws, task, requests, t):
         mark = self.client.ledger.mark()
@@ -352,7 +480,7 @@ class LLMExecutor(Executor):
                              schema=schema, max_tokens=self.max_tokens[ROLE[j.req.action]],
                              prompt_version=prompts.PROMPT_VERSION, sample_index=t)
                  for j, schema in zip(jobs, schemas, strict=True)]
-        attributed = iter(getattr(schema, "attributed", 0) for schema in schemas)
+        answered = iter(schemas)  # read after the batch: a compose schema counts what its validator changed
         outcomes = iter(self.client.batch(batch, return_exceptions=True))
         proposals = []
         cost = RoundCost()
@@ -360,13 +488,14 @@ class LLMExecutor(Executor):
             if isinstance(item, Proposal):
                 proposals.append(item)
             else:
-                outcome, added = next(outcomes), next(attributed)
+                outcome, schema = next(outcomes), next(answered)
                 if isinstance(outcome, LLMError):
                     reason = f"{type(outcome).__name__}: {str(outcome)[:120]}"
                     proposals.append(Proposal(item.req.agent, item.req.action, fallback=reason))
                 else:
                     proposals.append(self._proposal(ws, task, item, outcome.parsed))
-                    self.attributed += added
+                    self.attributed += getattr(schema, "attributed", 0)
+                    self.dropped += getattr(schema, "dropped", 0)
             if proposals[-1].is_noop:
                 cost.fallbacks += 1
                 cost.fallback_reasons.append(proposals[-1].fallback)
@@ -393,7 +522,7 @@ class LLMExecutor(Executor):
             # The paragraph is the one the job named (a revision) or a new one, whatever id the model wrote.
             open_ids = {f.id for f in ws.open_feedback() if f.segment_id == job.segment_id}
             return Proposal(req.agent, req.action, out.confidence, segment_id=job.segment_id,
-                            text=one_paragraph(out.text),
+                            text=one_paragraph(out.text, self.keep_opening_markers),
                             resolves=[i for i in out.resolves if i in open_ids] if job.segment_id is not None else [])
         items = [(f.kind, f.segment_id if f.segment_id is None or ws.segment(f.segment_id) else None, f.text,
                   None) for f in out.feedback]

@@ -21,6 +21,9 @@ Metric groups and their papers (definitions in the modules named, and docs/metho
 - ``rouge``, ``bertscore`` — against the gold section (:mod:`crewlib.eval.text_metrics`).
 - ``topical_relevance``, ``soft_recall_cosine``, ``pss`` — RWGBench, MiniLM embeddings.
 - ``sn`` — MA-RWG sentence matching, MiniLM embeddings.
+- ``grounding`` — ours, from the output checks (:func:`crewlib.sections.count_faults`): the share of cited
+  sentences that the cited works' titles and abstracts support lexically (``output.support_threshold``), and
+  per sentence the rates of repeated, first-person and uncited-claim sentences.
 - ``judge`` (CREW: Coverage, Logic, Relevance), ``rwgbench_judge`` (RWGBench: Coherence,
   Organisation, Fluency, Academic style), ``tq`` (MA-RWG text quality) — LLM judges, 1–5.
 - ``soft_recall`` (RWGBench, NLI-graded), ``claim_support`` (with MA-RWG's ClaP and CitP),
@@ -62,10 +65,11 @@ from crewlib.eval.llm_metrics import (
 from crewlib.eval.records import EvalExample
 from crewlib.eval.text_metrics import BERTSCORE_LABEL, bertscore, rouge
 from crewlib.llm import Caller, Ledger
+from crewlib.sections import OutputChecks, count_faults
 from crewlib.text import sentences, strip_markers
 
 REFERENCE_METRICS = ("citation", "rouge", "bertscore", "soft_recall_cosine", "topical_relevance", "pss", "sn",
-                     "cost")
+                     "grounding", "cost")
 LLM_METRICS = ("judge", "rwgbench_judge", "tq", "soft_recall", "claim_support", "frame_alignment")
 COST_COLUMNS = ("prompt_tokens", "completion_tokens", "calls", "wall_s")
 
@@ -130,6 +134,7 @@ class Evaluator:
         self.groups: dict[str, Callable[[Item], dict[str, float]]] = {
             "citation": self._citation, "rouge": self._rouge, "soft_recall_cosine": self._soft_recall_cosine,
             "topical_relevance": self._topical_relevance, "pss": self._pss, "sn": self._sn, "cost": self._cost,
+            "grounding": self._grounding,
             "judge": self._judge, "rwgbench_judge": self._rwgbench_judge, "tq": self._tq,
             "soft_recall": self._soft_recall, "claim_support": self._claim_support,
             "frame_alignment": self._frame_alignment,
@@ -301,6 +306,19 @@ class Evaluator:
         ref = [strip_markers(s) for s in sentences(gold)]
         return marwg.sentence_matching(self._embed(cand) if cand else np.zeros((0, 1)),
                                        self._embed(ref) if ref else np.zeros((0, 1)), self.settings.sn_threshold)
+
+    def _grounding(self, item: Item) -> dict[str, float | Unavailable]:
+        refs = item.example.reference_by_id
+        sources = {k: refs[i].text for k, i in item.key_to_id.items() if i in refs and refs[i].text}
+        if not sources:
+            raise Unavailable("the references have no titles or abstracts to compare")
+        checks = OutputChecks.from_params(self.params) if "output" in self.params else OutputChecks()
+        faults = count_faults(item.text, sources, checks)
+        n, cited = max(faults["sentences"], 1), faults["cited_sentences"]
+        return {"supported_share": 1 - faults["unsupported"] / cited if cited
+                else Unavailable("no sentence cites a known reference"),
+                **{f"{name}_rate": faults[name] / n for name in ("repeated_sentences", "first_person",
+                                                                  "uncited_claims")}}
 
     def _cost(self, item: Item) -> dict[str, float]:
         if not item.cost:

@@ -21,7 +21,7 @@ import random
 import re
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -134,9 +134,30 @@ def _refuses_format(message: str) -> bool:
 
 
 def schema_format(schema: type[pydantic.BaseModel]) -> dict[str, Any]:
-    """The ``response_format`` that constrains decoding to ``schema``'s JSON schema (OpenAI, vLLM, llama.cpp)."""
-    return {"type": "json_schema", "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema(),
-                                                   "strict": False}}
+    """The ``response_format`` that constrains decoding to ``schema``'s JSON schema (OpenAI, vLLM, llama.cpp).
+
+    A schema's ``max_chars`` (field name → characters; a class attribute, not a field) becomes ``maxLength`` of
+    that string field (or of each string of that list) in the decoding constraint only: the decoder then closes
+    the text in time instead of running into ``max_tokens`` mid-string, and the answer stays valid JSON. The
+    model's prompt and the answer's validation do not see the cap.
+    """
+    spec = cap_strings(schema.model_json_schema(), getattr(schema, "max_chars", {}))
+    return {"type": "json_schema", "json_schema": {"name": schema.__name__, "schema": spec, "strict": False}}
+
+
+def cap_strings(spec: Any, caps: Mapping[str, int]) -> Any:
+    """``spec`` (a JSON schema, changed in place) with ``maxLength`` on each string property named in ``caps``."""
+    if isinstance(spec, dict):
+        for name, prop in spec.get("properties", {}).items():
+            target = prop.get("items", {}) if prop.get("type") == "array" else prop
+            if name in caps and target.get("type") == "string":
+                target["maxLength"] = caps[name]
+        for value in spec.values():
+            cap_strings(value, caps)
+    elif isinstance(spec, list):
+        for value in spec:
+            cap_strings(value, caps)
+    return spec
 
 
 def sent_seed(request: dict[str, Any]) -> int | None:
