@@ -143,6 +143,7 @@ class Executor(Block):
     salvage_paragraphs: bool
     own_notes_first: bool
     compose_form: Literal["paragraph", "sentences"]
+    check_notes: bool
 
 
 class Output(Block):

@@ -194,3 +194,22 @@ def test_a_keyed_sentence_gets_its_key_before_a_clean_stop():
     assert with_citation("It clips the ratio, and more,", "R3") == "It clips the ratio, and more [R3]."
     assert with_citation("The authors of [R3] align words", "R3") == "The authors of [R3] align words."
     assert with_citation("Does it scale?", "R3") == "Does it scale [R3]?"
+
+
+def test_a_note_about_the_target_instead_of_the_work_read_is_caught():
+    """Demo, target 1, round 5: reading Bahdanau et al., the 1.5B wrote "ProphetNet extends the Transformer ..."."""
+    from types import SimpleNamespace
+
+    from crewlib.data.records import Reference
+    from crewlib.env.llm_executor import about_target
+
+    task = SimpleNamespace(title="ProphetNet: Predicting Future N-gram for Sequence-to-Sequence Pre-training",
+                           abstract="ProphetNet predicts the next several tokens at each time step instead of one, "
+                                    "which encourages the model to plan for future tokens.")
+    bahdanau = Reference("b", "Neural Machine Translation by Jointly Learning to Align and Translate",
+                         "A soft weighting over all encoder states gives a step-specific context; the model matches "
+                         "phrase-based systems on English-French data.")
+    assert about_target("ProphetNet outperforms phrase-based systems on English-French data.", task, bahdanau)
+    assert about_target("The model predicts the next several tokens at each time step to plan for future tokens.",
+                        task, bahdanau)
+    assert not about_target("The decoder computes a soft weighting over all encoder states.", task, bahdanau)

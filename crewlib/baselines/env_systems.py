@@ -86,6 +86,8 @@ class _EnvSystem(System):
             notes["attributed_sentences"] = executor.attributed
         if getattr(executor, "salvage_paragraphs", False):
             notes["foreign_key_sentences_dropped"] = executor.dropped
+        if getattr(executor, "check_notes", False):
+            notes["target_notes_dropped"] = executor.notes_dropped
         return Generation(self.name, example.target_id, trace.final_draft, dict(env.current_task.key_to_id),
                           fallbacks=fallbacks, notes=notes)
 

@@ -17,13 +17,14 @@ import pydantic
 from crewlib import prompts
 from crewlib.citations import find_citation_keys
 from crewlib.config import default
+from crewlib.data.records import Reference
 from crewlib.env.checks import TEXT_CHECKS, revisable_feedback, segment_findings, uncovered_notes, uncovered_sources
 from crewlib.env.executors import ActionRequest, Executor, RoundCost
 from crewlib.env.workspace import FEEDBACK_KINDS, Action, Note, Proposal, Workspace
 from crewlib.llm import Caller, ChatRequest, LLMClient, LLMError
 from crewlib.sections import cite_sentence, is_meta
 from crewlib.tasks import Task, title_only
-from crewlib.text import approx_tokens, content_words, sentences
+from crewlib.text import approx_tokens, content_words, sentences, support
 
 Confidence = pydantic.confloat(ge=0.0, le=1.0)
 
@@ -257,6 +258,22 @@ def _setting(name: str, value):
     return default(f"executor.{name}") if value is None else value
 
 
+def target_name(task: Task) -> str | None:
+    """The target's short name when its title has one ("ProphetNet: Predicting ..." → "ProphetNet")."""
+    head, sep, _ = task.title.partition(":")
+    return head.strip() if sep and 0 < len(head.split()) <= 2 else None
+
+
+def about_target(note: str, task: Task, reference: Reference) -> bool:
+    """A note taken on ``reference`` that is about the target instead: it names the target (its short name,
+    absent from the reference's text), or the target's title and abstract hold more of it than the reference's."""
+    name = target_name(task)
+    own = f"{reference.title} {reference.abstract}"
+    if name and re.search(rf"\b{re.escape(name)}\b", note) and not re.search(rf"\b{re.escape(name)}\b", own):
+        return True
+    return support(note, f"{task.title} {task.abstract}") > max(support(note, own), 0.5)
+
+
 @dataclass(frozen=True)
 class Job:
     """One action that needs an LLM call; for Compose, the paragraph to revise or the notes to write from."""
@@ -281,7 +298,8 @@ class LLMExecutor(Executor):
                  max_notes: int | None = None, context_tokens: int | None = None,
                  compose_sources: int | None = None, attribute_uncited: bool = False,
                  keep_opening_markers: bool | None = None, salvage_paragraphs: bool | None = None,
-                 own_notes_first: bool | None = None, compose_form: str | None = None) -> None:
+                 own_notes_first: bool | None = None, compose_form: str | None = None,
+                 check_notes: bool | None = None) -> None:
         self.client = client
         self.max_tokens = {**default("executor.max_tokens"), **(max_tokens or {})}
         self.max_notes = default("executor.max_notes") if max_notes is None else max_notes
@@ -293,6 +311,8 @@ class LLMExecutor(Executor):
         self.salvage_paragraphs = _setting("salvage_paragraphs", salvage_paragraphs)
         self.own_notes_first = _setting("own_notes_first", own_notes_first)
         self.compose_form = _setting("compose_form", compose_form)
+        self.check_notes = _setting("check_notes", check_notes)
+        self.notes_dropped = 0  # Retrieve notes about the target instead of the work read (check_notes)
         self.attributed = 0  # sentences of new paragraphs given their source's key (attribute_uncited)
         self.dropped = 0  # sentences of paragraphs citing keys they were not given, dropped (salvage_paragraphs)
         self.system = system
@@ -305,7 +325,7 @@ class LLMExecutor(Executor):
                    context_tokens=block["context_tokens"], compose_sources=block["compose_sources"],
                    attribute_uncited=block["attribute_uncited"], keep_opening_markers=block["keep_opening_markers"],
                    salvage_paragraphs=block["salvage_paragraphs"], own_notes_first=block["own_notes_first"],
-                   compose_form=block["compose_form"])
+                   compose_form=block["compose_form"], check_notes=block["check_notes"])
 
     def reset(self, seed: int | None) -> None:
         self._read: dict[tuple[str, str], list[str]] = {}  # (target, reference) → its notes, read once per episode
@@ -508,7 +528,14 @@ class LLMExecutor(Executor):
         key_to_id, req = task.key_to_id, job.req
         if req.action == Action.RETRIEVE:
             texts = [n.strip() for n in out.notes if n.strip()]
+            if self.check_notes:
+                kept = [n for n in texts if not about_target(n, task, req.reference)]
+                self.notes_dropped += len(texts) - len(kept)
+                texts = kept
             self._read[(task.target_id, req.reference.id)] = texts
+            if not texts:
+                return Proposal(req.agent, req.action, fallback="every note was about the target, not the work read",
+                                reference_id=req.reference.id)
             notes = [Note(text, (req.reference.id,), req.agent) for text in texts]
             return Proposal(req.agent, req.action, out.confidence, notes=notes, reference_id=req.reference.id)
         if req.action == Action.DISSEMINATE:
