@@ -215,3 +215,16 @@ def test_a_note_about_the_target_instead_of_the_work_read_is_caught():
     assert about_target("The model predicts the next several tokens at each time step to plan for future tokens.",
                         task, bahdanau)
     assert not about_target("The decoder computes a soft weighting over all encoder states.", task, bahdanau)
+
+
+def test_notes_cut_by_the_length_cap_are_mended_into_whole_sentences():
+    """A benchmark paper: the 320-character cap cut a note at "... words and sentences. The", and the model went on
+    with "models improve on ..." as the next note; the composer then wrote "The [R4]. models improve ..."."""
+    from crewlib.env.llm_executor import mend_notes
+
+    notes = ["The authors add several extensions. These include hierarchical attention over words and sentences. The",
+             "models improve on prior results for Gigaword.", "It also releases a benchmark. It reports the fir"]
+    assert mend_notes(notes) == ["The authors add several extensions. These include hierarchical attention over words "
+                                 "and sentences. The models improve on prior results for Gigaword.",
+                                 "It also releases a benchmark."]
+    assert mend_notes(["A short note without a stop"]) == ["A short note without a stop"]

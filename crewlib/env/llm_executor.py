@@ -258,6 +258,27 @@ def _setting(name: str, value):
     return default(f"executor.{name}") if value is None else value
 
 
+_CLOSED_NOTE = re.compile(r"""[.!?]["')\]]*$|\]$""")
+
+
+def mend_notes(texts: list[str]) -> list[str]:
+    """Notes as whole sentences: a note that a length cap cut mid-sentence ("... and sentences. The") is joined
+    with the next when that one continues it (starts in lower case), and a cut last sentence left is dropped."""
+    joined: list[str] = []
+    for text in texts:
+        if joined and not _CLOSED_NOTE.search(joined[-1]) and text[:1].islower():
+            joined[-1] = f"{joined[-1]} {text}"
+        else:
+            joined.append(text)
+    out = []
+    for text in joined:
+        parts = sentences(text)
+        if len(parts) > 1 and not _CLOSED_NOTE.search(text):
+            text = " ".join(parts[:-1])
+        out.append(text)
+    return out
+
+
 def target_name(task: Task) -> str | None:
     """The target's short name when its title has one ("ProphetNet: Predicting ..." → "ProphetNet")."""
     head, sep, _ = task.title.partition(":")
@@ -529,6 +550,7 @@ class LLMExecutor(Executor):
         if req.action == Action.RETRIEVE:
             texts = [n.strip() for n in out.notes if n.strip()]
             if self.check_notes:
+                texts = mend_notes(texts)
                 kept = [n for n in texts if not about_target(n, task, req.reference)]
                 self.notes_dropped += len(texts) - len(kept)
                 texts = kept
