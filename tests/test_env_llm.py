@@ -12,6 +12,7 @@ from fakes import Step
 from crewlib.data import SAMPLE_FILES, load_oarelatedwork
 from crewlib.env import Action, CrewEnv, EnvConfig
 from crewlib.env.llm_executor import LLMExecutor
+from crewlib.text import sentences
 
 # One answer that satisfies every role's schema (extra fields are ignored by each schema).
 VALID = json.dumps({"notes": ["The reference pretrains a hierarchical encoder [R1]."], "confidence": 0.7,
@@ -228,3 +229,25 @@ def test_notes_cut_by_the_length_cap_are_mended_into_whole_sentences():
                                  "and sentences. The models improve on prior results for Gigaword.",
                                  "It also releases a benchmark."]
     assert mend_notes(["A short note without a stop"]) == ["A short note without a stop"]
+
+
+def test_a_revision_that_lost_every_citation_gets_its_works_keys_back(examples, make_client, scripted_server):
+    """Benchmark, C08-1066: three revisions came back with no citation at all and were lost as invalid."""
+    from crewlib.env.executors import ActionRequest
+    from crewlib.env.llm_executor import Job
+    from crewlib.env.workspace import Note
+
+    env, client = make_env(examples, make_client, scripted_server)
+    env.reset(seed=0, options={"example_index": 0})
+    ws, task = env.ws, env.current_task
+    ref = next(r for r in task.references if r.abstract)
+    k = task.id_to_key[ref.id]
+    first = sentences(ref.abstract)[0]
+    ws.add_local(0, [Note(f"{first} [{k}]", (ref.id,), 0)])
+    ws.write_segment(0, f"{first} [{k}].", None, 1)
+    job = Job(ActionRequest(0, Action.COMPOSE), segment_id=ws.draft[0].id)
+    answer = {"text": f"{first.rstrip('.')}. This paragraph summarises the ideas above."}
+    salvaged = LLMExecutor(client, salvage_paragraphs=True).schema(ws, task, job).model_validate(answer)
+    assert salvaged.text.startswith(f"{first.rstrip('.')} [{k}].")
+    with pytest.raises(Exception, match="cites nothing"):
+        LLMExecutor(client, salvage_paragraphs=False).schema(ws, task, job).model_validate(answer)

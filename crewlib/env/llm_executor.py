@@ -487,7 +487,9 @@ class LLMExecutor(Executor):
         return Proposal(req.agent, req.action, 1.0, segment_id=target, feedback=items)
 
     def schema(self, ws: Workspace, task: Task, job: Job) -> type[pydantic.BaseModel]:
-        """The answer's schema; a paragraph must cite the works it is written from (a revision: any known work)."""
+        """The answer's schema; a paragraph must cite the works it is written from (a revision: any known work;
+        with ``salvage_paragraphs``, a revision citing nothing has its sentences given the key of the paragraph's
+        work that holds them, as ``attribute_uncited`` does for new paragraphs)."""
         if job.req.action != Action.COMPOSE:
             return SCHEMAS[job.req.action]
         keys = task.id_to_key
@@ -505,11 +507,15 @@ class LLMExecutor(Executor):
                                       self.salvage_paragraphs)
             return compose_schema(frozenset(allowed), max_words=compose_length(self.compose_sources)[1],
                                   salvage=self.salvage_paragraphs)
-        else:
-            known = {s for n in ws.global_notes + ws.local_notes[job.req.agent] for s in n.sources}
-            cited = set(find_citation_keys(ws.segment(job.segment_id).text)) & set(task.keys)
-            allowed = {keys[s] for s in known} | cited
-        return compose_schema(frozenset(allowed), salvage=self.salvage_paragraphs)
+        known = {s for n in ws.global_notes + ws.local_notes[job.req.agent] for s in n.sources}
+        cited = set(find_citation_keys(ws.segment(job.segment_id).text)) & set(task.keys)
+        allowed = {keys[s] for s in known} | cited
+        sources = None
+        if self.salvage_paragraphs:  # a revision that lost every citation: each sentence gets its source's key back
+            notes = ws.global_notes + ws.local_notes[job.req.agent]
+            sources = {k: " ".join([*(n.text for n in notes if task.key_to_id[k] in n.sources),
+                                    task.reference_by_key[k].abstract]) for k in cited}
+        return compose_schema(frozenset(allowed), sources or None, salvage=self.salvage_paragraphs)
 
     def run_round(self, ws, task, requests, t):
         mark = self.client.ledger.mark()
