@@ -22,7 +22,7 @@ from crewlib.env.checks import TEXT_CHECKS, revisable_feedback, segment_findings
 from crewlib.env.executors import ActionRequest, Executor, RoundCost
 from crewlib.env.workspace import FEEDBACK_KINDS, Action, Note, Proposal, Workspace
 from crewlib.llm import Caller, ChatRequest, LLMClient, LLMError
-from crewlib.sections import cite_sentence, is_meta
+from crewlib.sections import cite_sentence, is_meta, is_truncated
 from crewlib.tasks import Task, title_only
 from crewlib.text import approx_tokens, content_words, sentences, support
 
@@ -258,7 +258,10 @@ def _setting(name: str, value):
     return default(f"executor.{name}") if value is None else value
 
 
-_CLOSED_NOTE = re.compile(r"""[.!?]["')\]]*$|\]$""")
+def _work_texts(notes: list[Note] | tuple[Note, ...], keys, task: Task) -> dict[str, str]:
+    """Key → what a sentence attributed to that work may rest on: the notes on it, then its abstract."""
+    return {k: " ".join([*(n.text for n in notes if task.key_to_id[k] in n.sources), task.reference_by_key[k].abstract])
+            for k in keys}
 
 
 def mend_notes(texts: list[str]) -> list[str]:
@@ -266,14 +269,14 @@ def mend_notes(texts: list[str]) -> list[str]:
     with the next when that one continues it (starts in lower case), and a cut last sentence left is dropped."""
     joined: list[str] = []
     for text in texts:
-        if joined and not _CLOSED_NOTE.search(joined[-1]) and text[:1].islower():
+        if joined and is_truncated(joined[-1]) and text[:1].islower():
             joined[-1] = f"{joined[-1]} {text}"
         else:
             joined.append(text)
     out = []
     for text in joined:
         parts = sentences(text)
-        if len(parts) > 1 and not _CLOSED_NOTE.search(text):
+        if len(parts) > 1 and is_truncated(text):
             text = " ".join(parts[:-1])
         out.append(text)
     return out
@@ -323,10 +326,10 @@ class LLMExecutor(Executor):
                  check_notes: bool | None = None) -> None:
         self.client = client
         self.max_tokens = {**default("executor.max_tokens"), **(max_tokens or {})}
-        self.max_notes = default("executor.max_notes") if max_notes is None else max_notes
+        self.max_notes = _setting("max_notes", max_notes)
         self.context_tokens = context_tokens
         self.context_cuts = 0
-        self.compose_sources = default("executor.compose_sources") if compose_sources is None else compose_sources
+        self.compose_sources = _setting("compose_sources", compose_sources)
         self.attribute_uncited = attribute_uncited
         self.keep_opening_markers = _setting("keep_opening_markers", keep_opening_markers)
         self.salvage_paragraphs = _setting("salvage_paragraphs", salvage_paragraphs)
@@ -498,11 +501,7 @@ class LLMExecutor(Executor):
             if self.compose_form == "sentences":
                 return sentences_schema(frozenset(allowed))
             if self.attribute_uncited:
-                by_key = {k: [] for k in allowed}
-                for n in job.notes:
-                    for source in n.sources:
-                        by_key[keys[source]].append(n.text)
-                sources = {k: " ".join([*texts, task.reference_by_key[k].abstract]) for k, texts in by_key.items()}
+                sources = _work_texts(job.notes, allowed, task)
                 return compose_schema(frozenset(allowed), sources, compose_length(self.compose_sources)[1],
                                       self.salvage_paragraphs)
             return compose_schema(frozenset(allowed), max_words=compose_length(self.compose_sources)[1],
@@ -512,9 +511,7 @@ class LLMExecutor(Executor):
         allowed = {keys[s] for s in known} | cited
         sources = None
         if self.salvage_paragraphs:  # a revision that lost every citation: each sentence gets its source's key back
-            notes = ws.global_notes + ws.local_notes[job.req.agent]
-            sources = {k: " ".join([*(n.text for n in notes if task.key_to_id[k] in n.sources),
-                                    task.reference_by_key[k].abstract]) for k in cited}
+            sources = _work_texts(ws.global_notes + ws.local_notes[job.req.agent], cited, task)
         return compose_schema(frozenset(allowed), sources or None, salvage=self.salvage_paragraphs)
 
     def run_round(self, ws, task, requests, t):
