@@ -188,6 +188,40 @@ Is the sentence's claim about the cited paper supported by the abstract? First g
 the label: "entailment" if the abstract states or clearly implies the claim (a paraphrase or a copy counts), \
 "contradiction" if the abstract says the opposite, "neutral" if the abstract does not say."""
 
+# The pairwise judge of the instrument (crewlib.eval.instrument): two sections of one paper, asked in both orders.
+PAIRWISE_SYSTEM = (
+    "You are an expert reviewer of scientific writing. You compare two related-work sections written for the "
+    "same paper, explain your choice briefly, and answer with a single JSON object."
+)
+
+PAIRWISE_CRITERIA = {
+    "coverage": "covers more of the key prior works the paper builds on, each described accurately",
+    "logic": "is better organised: works grouped by theme, each sentence following from the one before, no "
+             "repeated content, no sentence cut off",
+    "relevance": "relates the cited works more closely to the target paper's problem, and each citation supports "
+                 "what its sentence says",
+    "overall": "a reviewer would rather accept: accurate citations that say what the cited works say, coverage of "
+               "the key works, a clear order, no repetition, no text copied in the cited authors' first person",
+}
+
+PAIRWISE = """Target paper: {title}
+{abstract}
+
+Papers the sections may cite (key: title):
+{references}
+
+Section A:
+\"\"\"
+{a}
+\"\"\"
+
+Section B:
+\"\"\"
+{b}
+\"\"\"
+
+Which section {criterion}? Give a one-sentence reason, then "A" or "B"."""
+
 # RWGBench's judge score (crewlib.eval.rwgbench): its own four dimensions, prompt and rubrics.
 RWGBENCH_JUDGE = """Grade the {dimension} of the related-work section below on a 1-5 scale.
 

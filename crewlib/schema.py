@@ -193,6 +193,17 @@ class Eval(Block):
     workers: int = PositiveInt
 
 
+class Instrument(Block):
+    papers: Literal["all", "evaluation"]
+    damages: list[str] = Field(min_length=1)
+    keyed_gold: bool
+    pairwise_dimensions: list[Literal["coverage", "logic", "relevance", "overall"]]
+    entailment: bool
+    weights: dict[str, float]
+    pairwise_weight: float = Field(ge=0)
+    max_tokens: int = PositiveInt
+
+
 class Crew(Block):
     rounds: int | Literal["auto"] = Field(union_mode="left_to_right")  # auto: enough rounds to read the pool
     max_rounds: int = PositiveInt  # the cap of rounds: auto
@@ -425,6 +436,7 @@ class Params(Block):
     ippo: IPPO
     training: Training
     eval: Eval
+    instrument: Instrument
     experiments: Experiments
     ablations: AblationsBlock
     transfer: TransferBlock

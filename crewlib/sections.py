@@ -435,6 +435,20 @@ def count_faults(text: str, sources: Mapping[str, str], checks: OutputChecks) ->
     }
 
 
+def support_scores(text: str, sources: Mapping[str, str]) -> list[float]:
+    """The lexical support of each sentence that cites a known work, by the evidence of the works it cites."""
+    sents = [s for p in paragraphs(text) for s in sentences(p)]
+    return [_support(s, _known_keys(s, sources), sources) for s in sents if _known_keys(s, sources)]
+
+
+def local_coherence(text: str) -> float | None:
+    """How much each sentence says about what the one before it said, within a paragraph: the mean content-word
+    overlap (:func:`overlap`) of adjacent sentences; None for a text without two sentences in one paragraph.
+    A lexical variant of local coherence (Foltz, Kintsch and Landauer 1998: adjacent-sentence similarity)."""
+    pairs = [(a, b) for p in paragraphs(text) for a, b in zip(sentences(p), sentences(p)[1:], strict=False)]
+    return sum(overlap(a, b) for a, b in pairs) / len(pairs) if pairs else None
+
+
 def repeated_paragraph_count(text: str, threshold: float) -> int:
     """Paragraphs that near-duplicate an earlier one (the quality benchmark's repetition count)."""
     blocks = paragraphs(text)

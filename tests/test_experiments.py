@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from fakes import ScriptedOpenAIServer, Step
 
+from crewlib.citations import find_citation_keys
 from crewlib.config import load_params
 from crewlib.data.records import Reference, RWGExample
 from crewlib.eval import EvalExample
@@ -27,7 +28,8 @@ from crewlib.experiments import (
     score,
 )
 from crewlib.experiments import discrimination as disc
-from crewlib.text import sentences
+from crewlib.sections import is_first_person
+from crewlib.text import sentences, strip_markers
 
 PARAMS = load_params("quick")
 GOLD = ("Transformers (Vaswani et al., 2017) changed translation. Pretraining (Devlin et al., 2019; Radford "
@@ -119,12 +121,28 @@ def test_results_json_round_trips_tables_and_drops_non_finite_numbers(tmp_path):
 
 
 # ----------------------------------------------------------------------------- degradations
+KEYED = ("Transformers changed translation [R1]. Pretraining with masked tokens transferred broadly [R2], and "
+         "larger models gain 25.4 points on benchmarks [R3].\n\nReward models learn from human comparisons [R4]. "
+         "Summaries were trained this way [R5].")
+SOURCES = {"R1": "This paper proposes the Transformer, an attention model for translation.",
+           "R2": "Pretraining a bidirectional encoder with masked tokens transfers to many tasks.",
+           "R3": "Scaling models gains 25.4 points on benchmarks.",
+           "R4": "We learn reward models from human comparisons between two outputs.",
+           "R5": "The authors train summaries from human feedback with a reward model."}
+
+
+def _cited_sentences(text):
+    return [(strip_markers(s), find_citation_keys(s)) for p in disc.paragraphs(text) for s in sentences(p)]
+
+
 @pytest.mark.parametrize("kind", disc.DEGRADATIONS)
 def test_each_degradation_damages_the_gold_the_way_it_says(kind):
+    gold = GOLD if kind in disc.LEGACY_DAMAGES else KEYED
     other = "A paragraph about protein folding with no relation [R9]."
-    out = disc.degrade(GOLD, kind, other=other, seed=3)
-    assert out != GOLD and out.strip()
+    out = disc.degrade(gold, kind, other=other, seed=3, sources=SOURCES)
+    assert out != gold and out.strip()
     parts = disc.paragraphs(out)
+    before, after = _cited_sentences(gold), _cited_sentences(out)
     if kind == "paragraph_repeated":
         assert parts[-1] == parts[0] and len(parts) == 3
     elif kind == "citations_removed":
@@ -137,6 +155,42 @@ def test_each_degradation_damages_the_gold_the_way_it_says(kind):
         assert len(out.split()) < len(GOLD.split()) and out[-1] not in ".!?"
     elif kind == "wrong_paper_paragraph":
         assert parts[-1] == other and parts[0] == disc.paragraphs(GOLD)[0]
+    elif kind == "claims_swapped":  # the same sentences, two of them citing each other's work
+        assert [t for t, _ in after] == [t for t, _ in before]
+        moved = [(b, a) for (_, b), (_, a) in zip(before, after, strict=True) if a != b]
+        assert len(moved) == 2 and moved[0][0] == moved[1][1] and moved[0][1] == moved[1][0]
+    elif kind == "claim_altered":  # one cited sentence: the number its work reports changed, citation kept
+        changed = [(b, a) for b, a in zip(before, after, strict=True) if a != b]
+        assert len(changed) == 1 and changed[0][0][1] == changed[0][1][1] == ["R2", "R3"]
+        assert "25.4" in changed[0][0][0] and "25.4" not in changed[0][1][0] and "51.8" in changed[0][1][0]
+    elif kind == "half_citations_dropped":  # the first three of five works stay, the others and their sentences go
+        assert set(find_citation_keys(out)) == {"R1", "R2", "R3"} and "Reward models" not in out
+        assert len(parts) == 1
+    elif kind == "first_person_copies":  # two sentences in the cited authors' first person, from their abstracts
+        copies = [s for p in parts for s in sentences(p) if is_first_person(s)]
+        assert len(copies) == 2 and copies[0] == "We propose the Transformer, an attention model for translation [R1]."
+        assert all(len(find_citation_keys(c)) == 1 for c in copies)
+
+
+def test_the_gold_is_keyed_as_a_system_writes_it():
+    refs = (Reference("p0", "TextRank", "Graph ranking.", authors=("Rada Mihalcea", "Paul Tarau"), year=2004),
+            Reference("p1", "LexRank", "Centrality.", authors=("Gunes Erkan",), year=2004))
+    example = EvalExample.from_rwg(RWGExample(
+        "t", "Target", "Abstract.", refs, gold_cited_ids=("p0", "p1"),
+        gold_related_work="Graphs vote (Mihalcea and Tarau, 2004; Erkan and Radev, 2004). Others (Smith, 2001)."))
+    text, unresolved = disc.keyed_gold(example)
+    assert text == "Graphs vote [R1, R2]. Others (Smith, 2001)." and unresolved == 1
+
+
+def test_every_damage_of_the_bundled_sample_applies_and_differs_from_the_gold():
+    from crewlib.tasks import build_tasks
+
+    examples = [EvalExample.from_rwg(e) for e in build_tasks(PARAMS).examples.values()]
+    out = disc.degraded_outputs(examples, kinds=disc.DEGRADATIONS, keyed=True)
+    assert len(examples) >= 10 and out.attrs["skipped"] == []
+    assert len(out) == len(examples) * (1 + len(disc.DEGRADATIONS)) and out.groupby("example").text.nunique().eq(
+        1 + len(disc.DEGRADATIONS)).all()
+    assert all(disc.keyed_gold(e)[1] == 0 for e in examples)  # every author-year citation became a key
 
 
 def test_degradation_needs_a_gold_and_two_examples():
@@ -158,14 +212,15 @@ def test_discrimination_counts_pairs_ranked_correctly_and_ties():
     table = disc.discrimination_table(pd.DataFrame(rows)).set_index(["degradation", "dimension"])
     row = table.loc[("paragraph_repeated", "coverage")]
     assert row["pairs"] == 3 and row["correct"] == pytest.approx(1 / 3) and row["ties"] == pytest.approx(1 / 3)
-    assert table.loc[("cut_mid_sentence", "coverage"), "pairs"] == 0
+    assert ("cut_mid_sentence", "coverage") not in table.index  # a damage that was not scored has no row
 
 
 def test_a_judge_that_gives_every_text_the_same_score_discriminates_nothing(make_client):
     examples = [EvalExample.from_rwg(_example(t)) for t in ("a", "b")]
     with ScriptedOpenAIServer(default=Step(content=json.dumps({"rationale": "fine", "score": 4}))) as server:
         judge = Judge("constant", make_client(server))
-        table, raw = disc.judge_discrimination(PARAMS, examples, judges=[judge])
+        legacy = load_params("quick", {"instrument": {"damages": list(disc.LEGACY_DAMAGES), "keyed_gold": False}})
+        table, raw = disc.judge_discrimination(legacy, examples, judges=[judge])
     assert set(table.judge) == {"constant"} and (table.pairs == 2).all()
     assert (table.correct == 0).all() and (table.ties == 1).all()
     summary = disc.summary(table).set_index("dimension")

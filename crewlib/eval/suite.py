@@ -22,8 +22,10 @@ Metric groups and their papers (definitions in the modules named, and docs/metho
 - ``topical_relevance``, ``soft_recall_cosine``, ``pss`` — RWGBench, MiniLM embeddings.
 - ``sn`` — MA-RWG sentence matching, MiniLM embeddings.
 - ``grounding`` — ours, from the output checks (:func:`crewlib.sections.count_faults`): the share of cited
-  sentences that the cited works' titles and abstracts support lexically (``output.support_threshold``), and
-  per sentence the rates of repeated, first-person and uncited-claim sentences.
+  sentences that the cited works' titles and abstracts support lexically (``output.support_threshold``) and
+  their mean lexical support (``support``; 0 when nothing is cited), per sentence the rates of repeated,
+  first-person and uncited-claim sentences, whether the text ends inside a sentence (``truncated``), and the
+  local coherence of adjacent sentences (``coherence``, :func:`crewlib.sections.local_coherence`).
 - ``judge`` (CREW: Coverage, Logic, Relevance), ``rwgbench_judge`` (RWGBench: Coherence,
   Organisation, Fluency, Academic style), ``tq`` (MA-RWG text quality) — LLM judges, 1–5.
 - ``soft_recall`` (RWGBench, NLI-graded), ``claim_support`` (with MA-RWG's ClaP and CitP),
@@ -65,7 +67,7 @@ from crewlib.eval.llm_metrics import (
 from crewlib.eval.records import EvalExample
 from crewlib.eval.text_metrics import BERTSCORE_LABEL, bertscore, rouge
 from crewlib.llm import Caller, Ledger
-from crewlib.sections import OutputChecks, count_faults
+from crewlib.sections import OutputChecks, count_faults, is_truncated, local_coherence, support_scores
 from crewlib.text import sentences, strip_markers
 
 REFERENCE_METRICS = ("citation", "rouge", "bertscore", "soft_recall_cosine", "topical_relevance", "pss", "sn",
@@ -315,8 +317,13 @@ class Evaluator:
         checks = OutputChecks.from_params(self.params) if "output" in self.params else OutputChecks()
         faults = count_faults(item.text, sources, checks)
         n, cited = max(faults["sentences"], 1), faults["cited_sentences"]
+        coherence = local_coherence(item.text)
         return {"supported_share": 1 - faults["unsupported"] / cited if cited
                 else Unavailable("no sentence cites a known reference"),
+                "support": float(np.mean(support_scores(item.text, sources))) if cited else 0.0,
+                "coherence": coherence if coherence is not None
+                else Unavailable("no paragraph holds two sentences"),
+                "truncated": float(is_truncated(item.text)),
                 **{f"{name}_rate": faults[name] / n for name in ("repeated_sentences", "first_person",
                                                                   "uncited_claims")}}
 

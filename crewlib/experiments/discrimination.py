@@ -1,48 +1,225 @@
-"""Can a judge tell good from bad? The gold section against controlled degradations of it.
+"""Can an instrument tell good from bad? The gold section against controlled damages of it.
 
-For each evaluation example the gold related-work section is scored together with five damaged
-copies of it; a judge that discriminates gives the gold a higher score than each copy, on each
-dimension. ``judge_discrimination`` reports, per judge, degradation and dimension, the share of
-(gold, degraded) pairs ranked correctly (gold strictly higher) and the share of ties, so a
-judge's scores can be read with its measured discrimination beside them.
+For each paper of the discrimination set (``instrument.papers``: every paper of the data with a gold section, or
+the evaluation targets only) the gold related-work section is scored together with damaged copies of it; an
+instrument that discriminates ranks the gold above each copy. ``judge_discrimination`` reports, per absolute judge,
+damage and dimension, the share of (gold, damaged) pairs ranked correctly (gold strictly higher) and the share of
+ties; :mod:`crewlib.eval.instrument` adds the pairwise judge, each grounded measure and the composite.
 
-The degradations (``degrade``):
+The gold is first written with the keys a system writes (``keyed_gold``: its author–year citations as ``[R3]``
+markers), so that every instrument sees the gold and a system's section in the same form. The damages
+(``degrade``), each a thing a reviewer rejects:
 
 - ``paragraph_repeated`` — the first paragraph appended again at the end;
 - ``citations_removed`` — every citation (``[R3]`` markers and author–year parentheses) deleted;
 - ``sentences_shuffled`` — all sentences in a random order (never the original one), as one paragraph;
 - ``cut_mid_sentence`` — the text stops halfway, in the middle of a sentence;
-- ``wrong_paper_paragraph`` — the last paragraph replaced by one from another paper's section.
+- ``wrong_paper_paragraph`` — the last paragraph replaced by one from another paper's section;
+- ``claims_swapped`` — two sentences citing different works trade their citations (each keeps its text);
+- ``claim_altered`` — one cited sentence states what its cited work does not: a number changed, a finding turned
+  around ("outperforms" → "underperforms"), or else a word its work's abstract uses replaced by one of another work;
+- ``half_citations_dropped`` — the sentences about the second half of the cited works (in order of first citation)
+  removed, and those works' keys removed from the sentences that cite others too;
+- ``first_person_copies`` — up to two sentences each citing one work replaced by that work's abstract's opening
+  sentence in its authors' first person ("We show that ...").
 """
 
 from __future__ import annotations
 
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import pandas as pd
 
 from crewlib.eval import EvalExample, Evaluator
+from crewlib.eval.instrument import InstrumentSettings, pairwise_table, position_consistency, verdicts
 from crewlib.eval.llm_metrics import Judge
-from crewlib.text import sentences, strip_markers
+from crewlib.text import content_words, sentences, strip_markers
 
-DEGRADATIONS = ("paragraph_repeated", "citations_removed", "sentences_shuffled", "cut_mid_sentence",
-                "wrong_paper_paragraph")
+LEGACY_DAMAGES = ("paragraph_repeated", "citations_removed", "sentences_shuffled", "cut_mid_sentence",
+                  "wrong_paper_paragraph")  # the five of the recorded answers (params/recorded.yaml)
+DEGRADATIONS = (*LEGACY_DAMAGES, "claims_swapped", "claim_altered", "half_citations_dropped", "first_person_copies")
 DIMENSIONS = ("coverage", "logic", "relevance", "overall")
 GOLD = "gold"
 _YEAR_PARENTHESES = re.compile(r"[ \t]*\([^()]*\b(?:19|20)\d{2}[a-z]?\b[^()]*\)")  # (Smith et al., 2020; Doe 2019)
+_KEY_GROUP = re.compile(r"\s*\[R\d+(?:\s*[,;]\s*R\d+)*\]")
+_NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?![\w.]*\d)")
+_YEARLIKE = re.compile(r"^(?:19|20)\d{2}$")
+# Findings turned around: a word of a result and its opposite (both directions).
+_OPPOSITES = dict(pair for a, b in [
+    ("outperforms", "underperforms"), ("outperform", "underperform"), ("improves", "degrades"),
+    ("improve", "degrade"), ("improved", "degraded"), ("improvements", "losses"), ("increases", "decreases"),
+    ("increase", "decrease"), ("higher", "lower"), ("better", "worse"), ("faster", "slower"),
+    ("larger", "smaller"), ("more", "fewer"), ("stronger", "weaker"), ("strong", "weak"), ("reduces", "raises"),
+    ("effective", "ineffective"), ("supervised", "unsupervised"), ("long", "short"), ("many", "few"),
+] for pair in ((a, b), (b, a)))
+_OPENING = re.compile(r"^(?:This|The present) (?:paper|work|study|article)\b|^The authors\b|^We\b")
 
 
 def paragraphs(text: str) -> list[str]:
     return [p.strip() for p in re.split(r"\n\s*\n", text.strip()) if p.strip()]
 
 
-def degrade(gold: str, kind: str, *, other: str, seed: int = 0) -> str:
-    """``gold`` damaged one way (``DEGRADATIONS``); ``other``: another paper's gold section."""
+def keyed_gold(example: EvalExample) -> tuple[str, int]:
+    """The gold with its author–year citations as the keys a system writes, and how many stayed unresolved.
+
+    A parenthesis of citations "(Mihalcea and Tarau, 2004; Erkan and Radev, 2004)" becomes "[R1, R2]" when every
+    item names a reference's first author and year; one that does not is left as it is (and counted).
+    """
+    by_author = {(surname.lower(), year): rid for rid, (surname, year) in example.author_year.items()}
+    key_of = {rid: key for key, rid in example.default_keys.items()}
+    unresolved = 0
+
+    def replace(match: re.Match) -> str:
+        nonlocal unresolved
+        keys = []
+        for item in re.split(r";", match.group(1)):
+            found = re.search(r"([A-Z][A-Za-z'\-]+).*?\b((?:19|20)\d{2})", item)
+            rid = by_author.get((found.group(1).lower(), int(found.group(2)))) if found else None
+            if rid is None or rid not in key_of:
+                unresolved += 1
+                return match.group(0)
+            keys.append(key_of[rid])
+        return " [" + ", ".join(dict.fromkeys(keys)) + "]"
+
+    text = re.sub(r"[ \t]*\(([^()]*\b(?:19|20)\d{2}[a-z]?)\)", replace, example.gold)
+    return text, unresolved
+
+
+def _keys(sentence: str) -> list[str]:
+    return list(dict.fromkeys(re.findall(r"R\d+", " ".join(m.group(0) for m in _KEY_GROUP.finditer(sentence)))))
+
+
+def _with_keys(sentence: str, keys: Sequence[str]) -> str:
+    """``sentence`` citing ``keys`` where its first citation stood (its other citations removed)."""
+    groups = list(_KEY_GROUP.finditer(sentence))
+    marker = f" [{', '.join(keys)}]" if keys else ""
+    if not groups:
+        return sentence
+    first = groups[0]
+    rest = _KEY_GROUP.sub("", sentence[first.end():])
+    return re.sub(r"\s+([.,;:])", r"\1", sentence[:first.start()] + marker + rest)
+
+
+def _without_keys(sentence: str, dropped: set[str]) -> str:
+    """``sentence`` with the keys of ``dropped`` removed from its citations, in place."""
+    def keep(match: re.Match) -> str:
+        keys = [k for k in re.findall(r"R\d+", match.group(0)) if k not in dropped]
+        return f" [{', '.join(keys)}]" if keys else ""
+
+    return re.sub(r"\s+([.,;:])", r"\1", _KEY_GROUP.sub(keep, sentence))
+
+
+def _swap_claims(grid: list[list[str]]) -> str:
+    """Two citations of one work each, in different sentences (in different paragraphs when there are), trade
+    places: the first such citation and the first later one whose work neither sentence cites already."""
+    groups = [(i, j, m) for i, p in enumerate(grid) for j, s in enumerate(p) for m in _KEY_GROUP.finditer(s)
+              if len(_keys(m.group(0))) == 1]
+    for n, (i, j, first) in enumerate(groups):
+        key = _keys(first.group(0))[0]
+        later = [(k, m, g) for k, m, g in groups[n + 1:] if (k, m) != (i, j) and _keys(g.group(0))[0] not in
+                 _keys(grid[i][j]) and key not in _keys(grid[k][m])]
+        later.sort(key=lambda g: g[0] == i)  # another paragraph first
+        if later:
+            k, m, second = later[0]
+            other = _keys(second.group(0))[0]
+            a, b = grid[i][j], grid[k][m]
+            grid[i][j] = a[:first.start()] + f" [{other}]" + a[first.end():]
+            grid[k][m] = b[:second.start()] + f" [{key}]" + b[second.end():]
+            return _join(grid)
+    raise ValueError("no two sentences cite different works: there are no claims to swap")
+
+
+def _first_person_copies(grid: list[list[str]], cited: list[tuple[int, int, list[str]]],
+                         sources: Mapping[str, str]) -> str:
+    """Up to two first-person copies of cited works' abstracts: each replaces a sentence that cites only that
+    work, or, where fewer such sentences exist, follows the first sentence citing the work."""
+    singles = [(i, j, keys[0]) for i, j, keys in cited if len(keys) == 1 and sentences(sources.get(keys[0], ""))]
+    copies = {(i, j): (key, "replace") for i, j, key in singles[:2]}
+    for i, j, keys in cited:
+        if len(copies) == 2:
+            break
+        key = next((k for k in keys if sentences(sources.get(k, "")) and k not in {c[0] for c in copies.values()}),
+                   None)
+        if key is not None and (i, j) not in copies:
+            copies[(i, j)] = (key, "insert")
+    if not copies:
+        raise ValueError("no cited work has an abstract: there is nothing to copy")
+    for (i, j), (key, how) in copies.items():
+        copy = f"{_first_person(sentences(sources[key])[0]).rstrip('.')} [{key}]."
+        grid[i][j] = copy if how == "replace" else f"{grid[i][j]} {copy}"
+    return _join(grid)
+
+
+def _sentence_map(text: str) -> list[list[str]]:
+    return [sentences(p) for p in paragraphs(text)]
+
+
+def _join(parts: list[list[str]]) -> str:
+    return "\n\n".join(" ".join(p) for p in parts if p)
+
+
+def _cited(parts: list[list[str]]) -> list[tuple[int, int, list[str]]]:
+    return [(i, j, _keys(s)) for i, p in enumerate(parts) for j, s in enumerate(p) if _keys(s)]
+
+
+def _alter(sentence: str, evidence: str, other: str, step: str) -> str | None:
+    """``sentence`` saying what ``evidence`` does not, or None. ``step``: ``number`` (a number changed),
+    ``finding`` (a finding turned around) or ``word`` (a word ``evidence`` uses replaced by one of ``other``,
+    another work's abstract)."""
+    if step == "number":
+        for match in _NUMBER.finditer(strip_markers(sentence)):
+            number = match.group(1)
+            if _YEARLIKE.match(number):
+                continue
+            value = float(number)
+            changed = f"{value * 2 + 1:.{len(number.split('.')[1])}f}" if "." in number else str(int(value) * 2 + 3)
+            return sentence.replace(number, changed, 1)
+        return None
+    if step == "finding":
+        for word in re.findall(r"[A-Za-z]+", strip_markers(sentence)):
+            if word.lower() in _OPPOSITES:
+                return re.sub(rf"\b{word}\b", _OPPOSITES[word.lower()], sentence, count=1)
+        return None
+    shared = [w for w in re.findall(r"[A-Za-z]{5,}", strip_markers(sentence))
+              if w.lower() in content_words(evidence) and w[0].islower()]
+    foreign = sorted(content_words(other) - content_words(evidence) - content_words(sentence),
+                     key=lambda w: (-len(w), w))
+    if not shared or not foreign:
+        return None
+    word = max(shared, key=len)
+    return re.sub(rf"\b{word}\b", foreign[0], sentence, count=1)
+
+
+def _first_person(opening: str) -> str:
+    """An abstract's opening sentence as its authors would write it: "This paper proposes X" → "We propose X"."""
+    opening = opening.strip()
+    if _OPENING.match(opening):
+        rest = _OPENING.sub("", opening, count=1).strip()
+        if re.match(r"(?:is|has)\b", rest):
+            return f"Our work {rest}"
+        verb, _, tail = rest.partition(" ")
+        if verb.endswith(("sses", "ches", "shes", "xes")):
+            verb = verb[:-2]
+        elif verb.endswith("ies"):
+            verb = verb[:-3] + "y"
+        elif verb.endswith("s") and not verb.endswith("ss"):
+            verb = verb[:-1]
+        return f"We {verb} {tail}".strip()
+    first = opening[:1].lower() + opening[1:] if opening[1:2].islower() else opening
+    return f"We show that {first}"
+
+
+def degrade(gold: str, kind: str, *, other: str, seed: int = 0, sources: Mapping[str, str] | None = None) -> str:
+    """``gold`` damaged one way (``DEGRADATIONS``); ``other``: another paper's gold section; ``sources``: key → the
+    cited work's abstract (``claim_altered``, ``first_person_copies``). A damage the text does not allow (no two
+    sentences citing different works to swap ...) is a ValueError saying so."""
     parts = paragraphs(gold)
     if not parts:
         raise ValueError("the gold section is empty: nothing to degrade")
+    sources = sources or {}
     if kind == "paragraph_repeated":
         return "\n\n".join([*parts, parts[0]])
     if kind == "citations_removed":
@@ -66,25 +243,74 @@ def degrade(gold: str, kind: str, *, other: str, seed: int = 0) -> str:
         if not foreign:
             raise ValueError("the other paper's gold section is empty")
         return "\n\n".join([*parts[:-1], foreign[0]] if len(parts) > 1 else [parts[0], foreign[0]])
+    grid = _sentence_map(gold)
+    cited = _cited(grid)
+    if kind == "claims_swapped":
+        return _swap_claims(grid)
+    if kind == "claim_altered":
+        passes = ("number", "finding", "word")
+        for step in passes:
+            for i, j, keys in cited:
+                evidence = " ".join(sources.get(k, "") for k in keys)
+                foreign = " ".join(v for k, v in sources.items() if k not in keys)
+                altered = _alter(grid[i][j], evidence, foreign, step) if evidence.strip() else None
+                if altered and altered != grid[i][j]:
+                    grid[i][j] = altered
+                    return _join(grid)
+        raise ValueError("no cited sentence could be altered (no number, no finding, no word of its work)")
+    if kind == "half_citations_dropped":
+        order = list(dict.fromkeys(k for _, _, keys in cited for k in keys))
+        if len(order) < 2:
+            raise ValueError("the gold cites fewer than two works: there is no half to drop")
+        dropped = set(order[(len(order) + 1) // 2:])
+        out = []
+        for paragraph in grid:
+            kept = []
+            for sentence in paragraph:
+                keys = _keys(sentence)
+                if keys and set(keys) <= dropped:
+                    continue
+                kept.append(_without_keys(sentence, dropped))
+            out.append(kept)
+        return _join(out)
+    if kind == "first_person_copies":
+        return _first_person_copies(grid, cited, sources)
     raise ValueError(f"unknown degradation {kind!r}; known: {DEGRADATIONS}")
 
 
-def degraded_outputs(examples: Sequence[EvalExample], *, seed: int = 0) -> pd.DataFrame:
-    """Rows ``system, example, text, key_to_id`` for the evaluation suite: each gold and its degradations."""
+def degraded_outputs(examples: Sequence[EvalExample], *, kinds: Sequence[str] = LEGACY_DAMAGES, seed: int = 0,
+                     keyed: bool = False) -> pd.DataFrame:
+    """Rows ``system, example, text, key_to_id`` for the evaluation suite: each gold and its damages.
+
+    ``keyed``: the gold in the keys a system writes (:func:`keyed_gold`). A damage a gold does not allow is left
+    out and listed in ``attrs["skipped"]`` (example, damage, reason), never silently.
+    """
     usable = [e for e in examples if e.gold.strip()]
     if len(usable) < 2:
         raise ValueError("judge discrimination needs at least two examples with a gold section "
                          "(a wrong-paper paragraph comes from another example)")
-    rows = []
+    unknown = [k for k in kinds if k not in DEGRADATIONS]
+    if unknown:
+        raise ValueError(f"unknown degradations {unknown}; known: {DEGRADATIONS}")
+    golds = {e.example_id: keyed_gold(e)[0] if keyed else e.gold for e in usable}
+    rows, skipped = [], []
     for i, example in enumerate(usable):
-        other = usable[(i + 1) % len(usable)].gold
-        rows.append({"system": GOLD, "example": example.example_id, "text": example.gold,
+        gold, other = golds[example.example_id], golds[usable[(i + 1) % len(usable)].example_id]
+        refs = example.reference_by_id
+        sources = {k: refs[rid].abstract for k, rid in example.default_keys.items() if rid in refs}
+        rows.append({"system": GOLD, "example": example.example_id, "text": gold,
                      "key_to_id": dict(example.default_keys)})
-        for kind in DEGRADATIONS:
-            rows.append({"system": kind, "example": example.example_id,
-                         "text": degrade(example.gold, kind, other=other, seed=seed + i),
+        for kind in kinds:
+            try:
+                text = degrade(gold, kind, other=other, seed=seed + i, sources=sources)
+            except ValueError as exc:
+                skipped.append({"example": example.example_id, "damage": kind, "reason": str(exc)})
+                continue
+            rows.append({"system": kind, "example": example.example_id, "text": text,
                          "key_to_id": dict(example.default_keys)})
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    frame.attrs["skipped"] = skipped
+    return frame
 
 
 def discrimination_table(scores: pd.DataFrame) -> pd.DataFrame:
@@ -93,7 +319,8 @@ def discrimination_table(scores: pd.DataFrame) -> pd.DataFrame:
         dimension=lambda f: f.metric.str.removeprefix("judge_")).pivot_table(
         index=["example", "dimension"], columns="system", values="value")
     rows = []
-    for kind in DEGRADATIONS:
+    present = set(scores.system)
+    for kind in [k for k in DEGRADATIONS if k in present] or LEGACY_DAMAGES:
         for dimension in DIMENSIONS:
             if GOLD not in wide or kind not in wide:
                 pairs = pd.DataFrame(columns=[GOLD, kind])
@@ -110,7 +337,8 @@ def discrimination_table(scores: pd.DataFrame) -> pd.DataFrame:
 def judge_discrimination(params: dict, examples: Sequence[EvalExample], *, judges: Sequence[Judge] | None = None,
                          seed: int = 0, progress: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per configured judge: the discrimination table (with a ``judge`` column) and the raw scores."""
-    outputs = degraded_outputs(examples, seed=seed)
+    settings = InstrumentSettings.from_params(params)
+    outputs = degraded_outputs(examples, kinds=settings.damages, seed=seed, keyed=settings.keyed_gold)
     judges = list(judges) if judges is not None else Evaluator(params).judges
     tables, raw = [], []
     for judge in judges:
@@ -126,3 +354,66 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
     out = weighted.groupby(["judge", "dimension"], sort=False).agg(pairs=("pairs", "sum"), right=("right", "sum"))
     out["correct"] = out.right / out.pairs
     return out.drop(columns="right").reset_index()
+
+
+@dataclass
+class InstrumentCheck:
+    """The discrimination test of every instrument: per judge, instrument and damage, the share of (gold,
+    damaged) pairs ranked correctly and the share of ties (``table``); the raw scores, pairwise preferences and
+    verdicts behind it; the pairwise judge's position consistency; the damages a gold did not allow."""
+
+    table: pd.DataFrame
+    scores: pd.DataFrame
+    preferences: pd.DataFrame
+    verdicts: pd.DataFrame
+    consistency: pd.DataFrame
+    skipped: list[dict]
+
+    def summary(self) -> pd.DataFrame:
+        """Per judge and instrument: pairs, the share correct over every damage, and the worst damage's share."""
+        t = self.table.assign(right=self.table.correct * self.table.pairs)
+        out = t.groupby(["judge", "instrument"], sort=False).agg(pairs=("pairs", "sum"), right=("right", "sum"),
+                                                                  worst=("correct", "min"))
+        out["correct"] = out.right / out.pairs
+        return out.drop(columns="right").reset_index()[["judge", "instrument", "pairs", "correct", "worst"]]
+
+
+def verdict_table(found: pd.DataFrame) -> pd.DataFrame:
+    """``instrument, damage, pairs, correct, ties`` from verdicts of (gold, damaged) pairs; a pair without a
+    verdict (a measure a side lacks, a missing judgement) is not counted."""
+    rows = []
+    for (instrument, damage), part in found.dropna(subset=["verdict"]).groupby(["instrument", "second"], sort=False):
+        rows.append({"instrument": instrument, "damage": damage, "pairs": len(part),
+                     "correct": float((part.verdict > 0).mean()), "ties": float((part.verdict == 0).mean())})
+    return pd.DataFrame(rows, columns=["instrument", "damage", "pairs", "correct", "ties"])
+
+
+def instrument_discrimination(params: dict, examples: Sequence[EvalExample], *, judges: Sequence[Judge] | None = None,
+                              seed: int = 0, progress: bool = False) -> InstrumentCheck:
+    """Every instrument of ``instrument`` in the params on the gold sections of ``examples`` against their
+    damages: the grounded measures, and per judge its absolute scores, its pairwise preferences and the composite."""
+    from crewlib.eval.instrument import rekey
+
+    settings = InstrumentSettings.from_params(params)
+    outputs = degraded_outputs(examples, kinds=settings.damages, seed=seed, keyed=settings.keyed_gold)
+    judges = list(judges) if judges is not None else Evaluator(params).judges
+    by_id = {e.example_id: e for e in examples}
+    texts = {(r.example, r.system): rekey(r.text, r.key_to_id, by_id[r.example]) for r in outputs.itertuples()}
+    pairs = [(r.example, GOLD, r.system) for r in outputs.itertuples() if r.system != GOLD]
+    workers = int(params["eval"]["workers"])
+    tables, all_scores, all_prefs, all_verdicts = [], [], [], []
+    for judge in judges:
+        evaluator = Evaluator(params, judges=[judge])
+        scores = evaluator.score(outputs, examples, metrics=[*settings.groups, "judge"], progress=progress)
+        prefs = pairwise_table(judge, [(by_id[e], a, texts[(e, a)], b, texts[(e, b)]) for e, a, b in pairs],
+                               settings.pairwise_dimensions, max_tokens=settings.max_tokens,
+                               retries=int(params["eval"]["judge_retries"]), workers=workers)
+        found = verdicts(scores, prefs, pairs, settings)
+        tables.append(verdict_table(found).assign(judge=judge.name))
+        all_scores.append(scores.assign(judge=judge.name))
+        all_prefs.append(prefs)
+        all_verdicts.append(found.assign(judge=judge.name))
+    prefs = pd.concat(all_prefs, ignore_index=True)
+    return InstrumentCheck(pd.concat(tables, ignore_index=True), pd.concat(all_scores, ignore_index=True), prefs,
+                           pd.concat(all_verdicts, ignore_index=True), position_consistency(prefs),
+                           outputs.attrs["skipped"])

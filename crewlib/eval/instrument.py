@@ -1,0 +1,186 @@
+"""The instrument: which of two related-work sections of one paper is the better one (docs/method.md, "The instrument").
+
+A small model cannot be trusted to grade a whole section on a 1–5 scale (notebook 05 measures how often it ranks
+a damaged copy above the gold), but it can answer short questions. The instrument therefore rests on:
+
+- **grounded measures** of each section (the evaluation suite's groups ``citation``, ``grounding`` and, with
+  ``instrument.entailment``, ``claim_support``): coverage of the gold-cited works (``citation_recall``), lexical
+  support of each cited sentence by its cited works (``support``), the LLM's entailment of each cited sentence
+  by the cited abstract (``claim_support``), local coherence (``coherence``), and the rates of repeated,
+  first-person and uncited-claim sentences and a cut last sentence (``truncated``);
+- a **pairwise judge**: the LLM compares the two sections shown as A/B and again as B/A, per dimension of
+  ``instrument.pairwise_dimensions``; a preference counts only when both orders agree (else a tie), and the
+  share of pairs where they agree is the judge's position consistency;
+- the **composite**: ``Σ_m w_m · (m(first) − m(second)) + w_pair · preference`` with the weights of
+  ``instrument.weights`` and ``instrument.pairwise_weight``, fixed in params before it was measured (a measure
+  missing on either side adds nothing). Positive: the first section is the better one; 0: a tie.
+
+:func:`verdicts` turns the suite's scores and the pairwise preferences into one verdict per pair and instrument
+(+1 the first is better, 0 a tie, −1 the second), which the discrimination test and the paired comparisons of
+the notebooks read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar, Literal
+
+import numpy as np
+import pandas as pd
+import pydantic
+
+from crewlib import prompts
+from crewlib.config import default, from_quick
+from crewlib.eval.llm_metrics import Judge, ask, parallel
+from crewlib.eval.records import EvalExample
+from crewlib.llm import Caller
+
+# Each measure and its direction: +1 when more is better, −1 when less is.
+MEASURES = {"citation_recall": 1, "support": 1, "claim_support": 1, "coherence": 1, "repeated_sentences_rate": -1,
+            "first_person_rate": -1, "uncited_claims_rate": -1, "truncated": -1}
+COMPOSITE = "composite"
+
+
+@dataclass(frozen=True)
+class InstrumentSettings:
+    """The ``instrument`` block of the params; the defaults are ``params/quick.yaml``'s."""
+
+    papers: Literal["all", "evaluation"] = from_quick("instrument.papers")
+    damages: tuple[str, ...] = field(default_factory=lambda: tuple(default("instrument.damages")))
+    keyed_gold: bool = from_quick("instrument.keyed_gold")
+    pairwise_dimensions: tuple[str, ...] = field(
+        default_factory=lambda: tuple(default("instrument.pairwise_dimensions")))
+    entailment: bool = from_quick("instrument.entailment")
+    weights: Mapping[str, float] = from_quick("instrument.weights")
+    pairwise_weight: float = from_quick("instrument.pairwise_weight")
+    max_tokens: int = from_quick("instrument.max_tokens")
+
+    @classmethod
+    def from_params(cls, params: Mapping) -> InstrumentSettings:
+        block = dict(params.get("instrument") or {})
+        unknown = [m for m in block.get("weights", {}) if m not in MEASURES]
+        if unknown:
+            raise ValueError(f"instrument.weights: unknown measures {unknown}; known: {sorted(MEASURES)}")
+        for name in ("damages", "pairwise_dimensions"):
+            if name in block:
+                block[name] = tuple(block[name])
+        return cls(**block)
+
+    @property
+    def groups(self) -> tuple[str, ...]:
+        """The evaluation suite's groups the measures come from."""
+        return ("citation", "grounding", *(("claim_support",) if self.entailment else ()))
+
+
+class PairwiseAnswer(pydantic.BaseModel):
+    reason: str  # first: a small model chooses better after a one-sentence reason
+    better: Literal["A", "B"]
+
+    max_chars: ClassVar[dict[str, int]] = {"reason": 240}
+
+
+def rekey(text: str, key_to_id: Mapping[str, str], example: EvalExample) -> str:
+    """``text``'s citations in the example's own keys (systems order references differently, so one paper can be
+    [R3] in one section and [R7] in another); an unknown key stays as written."""
+    key_of = {rid: key for key, rid in example.default_keys.items()}
+    return re.sub(r"\bR\d+\b", lambda m: key_of.get(key_to_id.get(m.group(0), ""), m.group(0))
+                  if m.group(0) in key_to_id else m.group(0), text)
+
+
+def pairwise_messages(example: EvalExample, a: str, b: str, dimension: str) -> list[dict]:
+    listing = "\n".join(f"[{key}] {example.reference_by_id[rid].title or '(no title)'}"
+                        for key, rid in example.default_keys.items() if rid in example.reference_by_id)
+    prompt = prompts.PAIRWISE.format(title=example.target_title or "(not given)", abstract=example.target_abstract,
+                                     references=listing or "(not given)", a=a, b=b,
+                                     criterion=prompts.PAIRWISE_CRITERIA[dimension])
+    return [{"role": "system", "content": prompts.PAIRWISE_SYSTEM}, {"role": "user", "content": prompt}]
+
+
+@dataclass(frozen=True)
+class Preference:
+    preference: float | None  # +1 the first section, −1 the second, 0 a tie (the orders disagree); None: missing
+    consistent: bool | None  # both orders chose the same section; None: missing
+    reason: str = ""  # why it is missing
+
+
+def pairwise_preference(judge: Judge, example: EvalExample, first: str, second: str, dimension: str, *,
+                        max_tokens: int, retries: int = 1) -> Preference:
+    """The judge's preference between two sections (in the example's keys), asked as A/B and as B/A."""
+    if dimension not in prompts.PAIRWISE_CRITERIA:
+        raise ValueError(f"no pairwise criterion for {dimension!r}; known: {sorted(prompts.PAIRWISE_CRITERIA)}")
+    answers = []
+    for a, b in ((first, second), (second, first)):
+        asked = ask(judge.client, pairwise_messages(example, a, b, dimension), PairwiseAnswer,
+                    caller=Caller("judge", f"pairwise_{dimension}"), retries=retries, max_tokens=max_tokens)
+        if asked.parsed is None:
+            return Preference(None, None, asked.reason)
+        answers.append(asked.parsed.better)
+    first_in_ab, first_in_ba = answers[0] == "A", answers[1] == "B"
+    if first_in_ab == first_in_ba:
+        return Preference(1.0 if first_in_ab else -1.0, True)
+    return Preference(0.0, False)
+
+
+def pairwise_table(judge: Judge, pairs: Sequence[tuple[EvalExample, str, str, str, str]],
+                   dimensions: Sequence[str], *, max_tokens: int, retries: int = 1, workers: int = 1) -> pd.DataFrame:
+    """``pairs``: (example, first label, first text, second label, second text), texts in the example's keys.
+    Rows ``judge, example, first, second, dimension, preference, consistent, reason``."""
+    jobs = [(pair, dimension) for pair in pairs for dimension in dimensions]
+
+    def run(job):
+        (example, _, first, _, second), dimension = job
+        return pairwise_preference(judge, example, first, second, dimension, max_tokens=max_tokens, retries=retries)
+
+    rows = [{"judge": judge.name, "example": example.example_id, "first": a, "second": b, "dimension": dimension,
+             "preference": p.preference, "consistent": p.consistent, "reason": p.reason}
+            for ((example, a, _, b, _), dimension), p in zip(jobs, parallel(run, jobs, workers), strict=True)]
+    return pd.DataFrame(rows, columns=["judge", "example", "first", "second", "dimension", "preference",
+                                       "consistent", "reason"])
+
+
+def position_consistency(preferences: pd.DataFrame) -> pd.DataFrame:
+    """Per judge and dimension: pairs asked, pairs answered in both orders, and the share of those that agree."""
+    answered = preferences.dropna(subset=["consistent"])
+    out = preferences.groupby(["judge", "dimension"], sort=False).size().rename("pairs").to_frame()
+    out["answered"] = answered.groupby(["judge", "dimension"], sort=False).size()
+    out["consistent"] = answered.groupby(["judge", "dimension"], sort=False).consistent.mean()
+    return out.fillna({"answered": 0}).reset_index()
+
+
+def composite_delta(first: Mapping[str, float], second: Mapping[str, float], preference: float | None,
+                    settings: InstrumentSettings) -> float:
+    """The composite's difference first − second: weighted measure differences plus the weighted preference."""
+    delta = sum(w * MEASURES[m] * (first[m] - second[m]) for m, w in settings.weights.items()
+                if pd.notna(first.get(m)) and pd.notna(second.get(m)))
+    return float(delta + settings.pairwise_weight * (preference if preference is not None and pd.notna(preference)
+                                                     else 0.0))
+
+
+def verdicts(scores: pd.DataFrame, preferences: pd.DataFrame | None, pairs: Sequence[tuple[str, str, str]],
+             settings: InstrumentSettings, *, judge_dimension: str = "overall") -> pd.DataFrame:
+    """One verdict per (example, first, second) and instrument: each measure (by its direction), the absolute
+    judge's dimensions (``judge:<dimension>``, from ``judge_<dimension>`` scores), the pairwise judge
+    (``pairwise:<dimension>``) and the composite (with the pairwise preference on ``judge_dimension``).
+
+    Rows ``example, first, second, instrument, verdict, delta``; verdict +1 / 0 / −1, NaN when a side has no value.
+    """
+    wide = scores.pivot_table(index=["example", "system"], columns="metric", values="value")
+    prefs = {} if preferences is None else {
+        (r.example, r.first, r.second, r.dimension): r.preference for r in preferences.itertuples()}
+    rows = []
+    for example, first, second in pairs:
+        a = wide.loc[(example, first)].to_dict() if (example, first) in wide.index else {}
+        b = wide.loc[(example, second)].to_dict() if (example, second) in wide.index else {}
+        differences = {m: d * (a.get(m, np.nan) - b.get(m, np.nan)) for m, d in MEASURES.items()}
+        differences |= {f"judge:{m.removeprefix('judge_')}": a.get(m, np.nan) - b.get(m, np.nan)
+                        for m in sorted(set(a) | set(b)) if m.startswith("judge_")}
+        for dimension in settings.pairwise_dimensions:
+            differences[f"pairwise:{dimension}"] = prefs.get((example, first, second, dimension), np.nan)
+        preference = prefs.get((example, first, second, judge_dimension))
+        differences[COMPOSITE] = composite_delta(a, b, preference, settings)
+        for instrument, delta in differences.items():
+            rows.append({"example": example, "first": first, "second": second, "instrument": instrument,
+                         "verdict": float(np.sign(delta)) if pd.notna(delta) else np.nan, "delta": delta})
+    return pd.DataFrame(rows, columns=["example", "first", "second", "instrument", "verdict", "delta"])
