@@ -1,0 +1,142 @@
+"""The instrument (crewlib/eval/instrument.py): pairwise judge in both orders, composite, verdicts, discrimination."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from fakes import ScriptedOpenAIServer, Step
+
+from crewlib.config import load_params
+from crewlib.data.records import Reference, RWGExample
+from crewlib.eval import EvalExample
+from crewlib.eval.instrument import (
+    COMPOSITE,
+    InstrumentSettings,
+    composite_delta,
+    pairwise_preference,
+    pairwise_table,
+    position_consistency,
+    rekey,
+    verdicts,
+)
+from crewlib.eval.llm_metrics import Judge
+from crewlib.experiments import discrimination as disc
+
+PARAMS = load_params("quick")
+SETTINGS = InstrumentSettings.from_params(PARAMS)
+
+
+def _example(target_id="t1") -> EvalExample:
+    refs = tuple(Reference(f"p{i}", f"Paper {i}", f"Paper {i} studies graph attention variant {i}.") for i in range(3))
+    return EvalExample.from_rwg(RWGExample(target_id, "Graph attention", "We study attention on graphs.", refs,
+                                           gold_related_work="Attention on graphs [R1]. A variant [R2].",
+                                           gold_cited_ids=("p0", "p1")))
+
+
+def _chooser(pick):
+    """A scripted judge answering with ``pick(section_a, section_b)`` → "A" or "B"."""
+    def answer(request: dict) -> str:
+        prompt = request["messages"][-1]["content"]
+        a = prompt.split("Section A:")[1].split("Section B:")[0]
+        b = prompt.split("Section B:")[1].split("Which section")[0]
+        return json.dumps({"reason": "because", "better": pick(a, b)})
+    return answer
+
+
+def test_a_preference_counts_only_when_both_orders_choose_the_same_section(make_client):
+    example = _example()
+    with ScriptedOpenAIServer(default=Step(content=_chooser(lambda a, b: "A" if "good" in a else "B"))) as server:
+        judge = Judge("j", make_client(server))
+        agree = pairwise_preference(judge, example, "good text [R1].", "bad text [R1].", "overall", max_tokens=50)
+        agree_second = pairwise_preference(judge, example, "bad text.", "good text.", "overall", max_tokens=50)
+    assert (agree.preference, agree.consistent) == (1.0, True)
+    assert (agree_second.preference, agree_second.consistent) == (-1.0, True)
+    first_request = server.requests[0]["messages"][-1]["content"]
+    assert "[R1] Paper 0" in first_request and "good text" in first_request.split("Section B:")[0]
+    with ScriptedOpenAIServer(default=Step(content=_chooser(lambda a, b: "A"))) as server:  # always the first shown
+        biased = pairwise_preference(Judge("j", make_client(server)), example, "x.", "y.", "logic", max_tokens=50)
+    assert (biased.preference, biased.consistent) == (0.0, False)  # position bias is a tie, not a win
+
+
+def test_a_pairwise_answer_that_stays_invalid_is_missing_not_a_tie(make_client):
+    with ScriptedOpenAIServer(default=Step(content="I prefer the first one")) as server:
+        missing = pairwise_preference(Judge("j", make_client(server)), _example(), "x.", "y.", "overall",
+                                      max_tokens=50, retries=0)
+    assert missing.preference is None and missing.consistent is None and missing.reason
+    with pytest.raises(ValueError, match="no pairwise criterion"):
+        pairwise_preference(Judge("j", None), _example(), "x.", "y.", "fluency", max_tokens=50)
+
+
+def test_position_consistency_is_the_share_of_answered_pairs_whose_orders_agree(make_client):
+    example = _example()
+    pairs = [(example, "gold", "good one.", "dmg", "bad one."), (example, "gold", "x one.", "dmg2", "y one.")]
+    with ScriptedOpenAIServer(default=Step(content=_chooser(lambda a, b: "A" if "good" in a else
+                                                            ("B" if "good" in b else "A")))) as server:
+        table = pairwise_table(Judge("j", make_client(server)), pairs, ["overall"], max_tokens=50)
+    assert list(table.preference) == [1.0, 0.0] and list(table.consistent) == [True, False]
+    consistency = position_consistency(table).iloc[0]
+    assert consistency["pairs"] == 2 and consistency["answered"] == 2 and consistency["consistent"] == 0.5
+
+
+def test_rekey_writes_a_sections_citations_in_the_examples_own_keys():
+    example = _example()  # default keys R1 → p0, R2 → p1, R3 → p2
+    assert rekey("A [R1] and [R3, R2]; [R9].", {"R1": "p2", "R2": "p0", "R3": "p1"}, example) == \
+        "A [R3] and [R2, R1]; [R9]."
+
+
+def test_the_composite_weighs_each_measure_by_its_direction_and_the_preference_lightly():
+    better = {"citation_recall": 1.0, "support": 0.7, "repeated_sentences_rate": 0.0, "truncated": 0.0}
+    worse = {"citation_recall": 1.0, "support": 0.7, "repeated_sentences_rate": 0.2, "truncated": 1.0}
+    assert composite_delta(better, worse, None, SETTINGS) == pytest.approx(1.2)  # less repetition, not cut
+    assert composite_delta(better, better, -1.0, SETTINGS) == pytest.approx(-SETTINGS.pairwise_weight)
+    # a preference cannot outvote a measured difference larger than its weight
+    assert composite_delta({"support": 0.8}, {"support": 0.7}, -1.0, SETTINGS) > 0
+    assert composite_delta({"support": 0.8}, {"coherence": 0.1}, None, SETTINGS) == 0  # measured on one side only
+    with pytest.raises(ValueError, match="unknown measures"):
+        InstrumentSettings.from_params(load_params("quick", {"instrument": {"weights": {"rouge_l": 1}}}))
+
+
+def test_verdicts_rank_each_pair_by_every_instrument():
+    scores = pd.DataFrame([
+        {"system": "gold", "example": "e", "metric": "citation_recall", "value": 1.0},
+        {"system": "dmg", "example": "e", "metric": "citation_recall", "value": 0.5},
+        {"system": "gold", "example": "e", "metric": "first_person_rate", "value": 0.1},
+        {"system": "dmg", "example": "e", "metric": "first_person_rate", "value": 0.0},
+        {"system": "gold", "example": "e", "metric": "judge_overall", "value": 3.0},
+        {"system": "dmg", "example": "e", "metric": "judge_overall", "value": 3.0},
+    ])
+    prefs = pd.DataFrame([{"example": "e", "first": "gold", "second": "dmg", "dimension": "overall",
+                           "preference": -1.0, "consistent": True}])
+    found = verdicts(scores, prefs, [("e", "gold", "dmg")], SETTINGS).set_index("instrument")
+    assert found.loc["citation_recall", "verdict"] == 1 and found.loc["first_person_rate", "verdict"] == -1
+    assert found.loc["judge:overall", "verdict"] == 0 and found.loc["pairwise:overall", "verdict"] == -1
+    assert found.loc[COMPOSITE, "delta"] == pytest.approx(0.5 - 0.1 - 0.05) and found.loc[COMPOSITE, "verdict"] == 1
+    assert pd.isna(found.loc["support", "verdict"])  # not measured: no verdict, not a tie
+    table = disc.verdict_table(found.reset_index()).set_index("instrument")
+    assert "support" not in table.index and table.loc[COMPOSITE, "correct"] == 1.0
+
+
+def test_the_discrimination_test_runs_every_instrument_per_judge(make_client):
+    examples = [_example("a"), _example("b")]
+    params = load_params("quick", {"instrument": {"entailment": False,
+                                                  "damages": ["citations_removed", "paragraph_repeated"]}})
+
+    def answer(request: dict) -> str:
+        prompt = request["messages"][-1]["content"]
+        if "Section A:" in prompt:
+            return _chooser(lambda a, b: "A" if len(a) <= len(b) else "B")(request)  # the shorter one
+        return json.dumps({"rationale": "fine", "score": 4})
+
+    with ScriptedOpenAIServer(default=Step(content=answer)) as server:
+        check = disc.instrument_discrimination(params, examples, judges=[Judge("j", make_client(server))])
+    table = check.table.set_index(["instrument", "damage"])
+    assert table.loc[("pairwise:overall", "paragraph_repeated"), "correct"] == 1.0  # the repeat is longer
+    assert table.loc[("pairwise:overall", "citations_removed"), "correct"] == 0.0  # the copy without keys is shorter
+    assert table.loc[("citation_recall", "citations_removed"), "correct"] == 1.0
+    assert table.loc[("judge:overall", "citations_removed"), "ties"] == 1.0
+    assert table.loc[(COMPOSITE, "citations_removed"), "correct"] == 1.0
+    assert check.consistency.iloc[0]["consistent"] == 1.0 and check.skipped == []
+    summary = check.summary().set_index("instrument")
+    assert summary.loc[COMPOSITE, "pairs"] == 4 and summary.loc[COMPOSITE, "worst"] == 1.0
