@@ -68,25 +68,28 @@ def plot_quality_vs_tokens(points, ax: plt.Axes, title: str = "") -> None:
     _title(ax, title)
 
 
-def plot_judge_discrimination(table, ax: plt.Axes, title: str = "") -> None:
-    """Share of (gold, degraded) pairs a judge ranks correctly, per degradation and dimension (ties hatched).
+def plot_discrimination(table, ax: plt.Axes, title: str = "") -> None:
+    """Share of (gold, damaged) pairs each instrument ranks correctly, per damage (cell text: correct / ties).
 
-    ``table``: :func:`crewlib.experiments.discrimination.judge_discrimination`'s table for one judge.
+    ``table``: :class:`crewlib.experiments.discrimination.InstrumentCheck`'s table for one judge (``instrument,
+    damage, pairs, correct, ties``); the composite is the last row.
     """
-    dimensions = list(dict.fromkeys(table["dimension"]))
-    kinds = list(dict.fromkeys(table["degradation"]))
-    width = 0.8 / len(dimensions)
-    x = np.arange(len(kinds))
-    for i, dimension in enumerate(dimensions):
-        part = table[table.dimension == dimension].set_index("degradation").reindex(kinds)
-        ax.bar(x + i * width, part["correct"], width, label=dimension, color=ACTION_COLOURS[i % len(ACTION_COLOURS)])
-        ax.bar(x + i * width, part["ties"], width, bottom=part["correct"], color="none", edgecolor="#777",
-               hatch="///", lw=0.5)
-    ax.axhline(1.0, color="#bbb", lw=0.8)
-    ax.set_xticks(x + width * (len(dimensions) - 1) / 2, [k.replace("_", "\n") for k in kinds], fontsize=8)
-    ax.set_ylim(0, 1.05)
-    ax.set_ylabel("pairs ranked correctly (hatched: ties)")
-    ax.legend(fontsize=8, ncol=len(dimensions), loc="upper center", bbox_to_anchor=(0.5, -0.22), frameon=False)
+    order = lambda i: (i == "composite", i.split(":")[0] != "judge", i.split(":")[0] != "pairwise", i)  # noqa: E731
+    instruments = sorted(dict.fromkeys(table["instrument"]), key=order)
+    damages = list(dict.fromkeys(table["damage"]))
+    grid = table.pivot_table(index="instrument", columns="damage", values="correct").reindex(instruments)[damages]
+    ties = table.pivot_table(index="instrument", columns="damage", values="ties").reindex(instruments)[damages]
+    ax.imshow(grid.to_numpy(dtype=float), cmap="RdYlGn", vmin=0, vmax=1, aspect="auto")
+    for i in range(len(instruments)):
+        for j in range(len(damages)):
+            value, tie = grid.iat[i, j], ties.iat[i, j]
+            if np.isfinite(value):
+                ax.text(j, i, f"{value:.2f}" + (f"\n({tie:.2f})" if tie else ""), ha="center", va="center",
+                        fontsize=6.5)
+    ax.set_xticks(range(len(damages)), [d.replace("_", "\n") for d in damages], fontsize=7)
+    ax.set_yticks(range(len(instruments)), [i.replace("_", " ") for i in instruments], fontsize=8)
+    ax.axhline(len(instruments) - 1.5, color="black", lw=1.2)
+    ax.set_xlabel("damage (cell: share of pairs with the gold ranked above; in brackets: ties)")
     _title(ax, title)
 
 

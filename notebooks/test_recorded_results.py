@@ -43,9 +43,16 @@ def test_main_results_cover_every_system_with_the_paper_beside_and_the_judge_mea
     assert "1.5b" in r["conditions"]["model"] and r["conditions"]["papers"] == papers
     table = pd.read_csv(FIGURES / "05_crew_table.csv", index_col="system")
     assert table.loc["crew", "Overall (paper)"] == "3.82" and table.loc["primera", "drafts"] == f"0/{papers}"
-    discrimination = pd.DataFrame(r["discrimination"])
-    assert set(discrimination.dimension) == {"coverage", "logic", "relevance", "overall"}
+    discrimination = pd.DataFrame(r["discrimination"]).set_index("instrument")
+    assert {f"judge:{d}" for d in ("coverage", "logic", "relevance", "overall")} <= set(discrimination.index)
+    assert {"composite", "citation_recall", "support", "repeated_sentences_rate"} <= set(discrimination.index)
     assert discrimination["correct"].between(0, 1).all() and (discrimination["pairs"] > 0).all()
+    damages = pd.read_csv(FIGURES / "05_judge_discrimination.csv")
+    assert damages.damage.nunique() >= 5 and (damages.groupby(["judge", "instrument"]).pairs.sum() >= 25).all()
+    paired = pd.DataFrame(r["paired"]).set_index("system")  # CREW against each system that wrote, per paper
+    assert "crew" not in paired.index and (paired.papers <= papers).all() and (paired.papers > 0).all()
+    assert (paired["CREW better"] + paired["tie"] + paired["CREW worse"] == paired.papers).all()
+    assert r["paired_conclusion"].startswith("On the instrument, paper by paper")
 
 
 def test_human_evaluation_is_labelled_by_who_annotated_and_its_shares_add_up():

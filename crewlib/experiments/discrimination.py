@@ -391,11 +391,16 @@ def verdict_table(found: pd.DataFrame) -> pd.DataFrame:
 def instrument_discrimination(params: dict, examples: Sequence[EvalExample], *, judges: Sequence[Judge] | None = None,
                               seed: int = 0, progress: bool = False) -> InstrumentCheck:
     """Every instrument of ``instrument`` in the params on the gold sections of ``examples`` against their
-    damages: the grounded measures, and per judge its absolute scores, its pairwise preferences and the composite."""
+    damages: the grounded measures, and per judge its absolute scores, its pairwise preferences and the composite.
+
+    The measures always read the keyed gold (a citation they cannot resolve would count as none); the judges read
+    it keyed too, unless ``instrument.keyed_gold`` is off (the recorded answers judged the author–year gold): then
+    they read the same gold and damages with the author–year citations."""
     from crewlib.eval.instrument import rekey
 
     settings = InstrumentSettings.from_params(params)
-    outputs = degraded_outputs(examples, kinds=settings.damages, seed=seed, keyed=settings.keyed_gold)
+    measured = degraded_outputs(examples, kinds=settings.damages, seed=seed, keyed=True)
+    outputs = measured if settings.keyed_gold else degraded_outputs(examples, kinds=settings.damages, seed=seed)
     judges = list(judges) if judges is not None else Evaluator(params).judges
     by_id = {e.example_id: e for e in examples}
     texts = {(r.example, r.system): rekey(r.text, r.key_to_id, by_id[r.example]) for r in outputs.itertuples()}
@@ -404,7 +409,8 @@ def instrument_discrimination(params: dict, examples: Sequence[EvalExample], *, 
     tables, all_scores, all_prefs, all_verdicts = [], [], [], []
     for judge in judges:
         evaluator = Evaluator(params, judges=[judge])
-        scores = evaluator.score(outputs, examples, metrics=[*settings.groups, "judge"], progress=progress)
+        scores = pd.concat([evaluator.score(measured, examples, metrics=settings.groups, progress=progress),
+                            evaluator.score(outputs, examples, metrics=["judge"], progress=progress)])
         prefs = pairwise_table(judge, [(by_id[e], a, texts[(e, a)], b, texts[(e, b)]) for e, a, b in pairs],
                                settings.pairwise_dimensions, max_tokens=settings.max_tokens,
                                retries=int(params["eval"]["judge_retries"]), workers=workers)
@@ -416,4 +422,4 @@ def instrument_discrimination(params: dict, examples: Sequence[EvalExample], *, 
     prefs = pd.concat(all_prefs, ignore_index=True)
     return InstrumentCheck(pd.concat(tables, ignore_index=True), pd.concat(all_scores, ignore_index=True), prefs,
                            pd.concat(all_verdicts, ignore_index=True), position_consistency(prefs),
-                           outputs.attrs["skipped"])
+                           measured.attrs["skipped"] + [s for s in outputs.attrs["skipped"] if outputs is not measured])

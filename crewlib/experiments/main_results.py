@@ -24,12 +24,13 @@ from crewlib.baselines import SYSTEMS
 from crewlib.config import load_params, resolve_path
 from crewlib.data.records import RWGExample
 from crewlib.eval import EvalExample, Evaluator
+from crewlib.eval.instrument import InstrumentSettings
 from crewlib.eval.text_metrics import BERTSCORE_LABEL
-from crewlib.experiments import discrimination, paper
+from crewlib.experiments import discrimination, paired, paper
 from crewlib.experiments.run import Generations, run_generations
 from crewlib.experiments.tables import beside_paper, metric_summary, results_table
 from crewlib.llm import connect
-from crewlib.tasks import evaluation_pairs
+from crewlib.tasks import build_tasks, evaluation_pairs
 
 CREW_TABLE = {"judge_coverage": "Coverage", "judge_logic": "Logic", "judge_relevance": "Relevance",
               "judge_overall": "Overall", "citation_verification": "citation verification"}
@@ -56,8 +57,9 @@ class MainResults:
     examples: list[RWGExample]
     metrics: tuple[str, ...]  # the metric groups run
     ours: dict  # our conditions
-    discrimination: pd.DataFrame | None  # judge × degradation × dimension (None: not measured)
+    instrument: discrimination.InstrumentCheck | None  # the instruments on gold vs damaged (None: not measured)
     systems: tuple[str, ...]
+    paired: pd.DataFrame | None = None  # the instrument's verdicts on (CREW, system) per paper
 
     @cached_property
     def frame(self) -> pd.DataFrame:
@@ -104,8 +106,29 @@ class MainResults:
         return pd.DataFrame([{"CREW − SRW": names[k], "ours": ours[k], "paper": v}
                              for k, v in paper.CREW_MINUS_SRW.items()]).set_index("CREW − SRW")
 
+    @property
+    def discrimination(self) -> pd.DataFrame | None:
+        """Per judge, instrument and damage: pairs, the share ranked correctly and of ties."""
+        return None if self.instrument is None else self.instrument.table
+
     def discrimination_summary(self) -> pd.DataFrame | None:
-        return None if self.discrimination is None else discrimination.summary(self.discrimination)
+        return None if self.instrument is None else self.instrument.summary()
+
+    def paired_table(self) -> pd.DataFrame | None:
+        """CREW against each system, paper by paper, on the instrument; the paper's Overall difference beside."""
+        if self.paired is None or self.paired.empty:
+            return None
+        differences = {s: paper.MAIN["crew", "judge_overall"] - v for (s, m), v in paper.MAIN.items()
+                       if m == "judge_overall" and s != "crew"} | {"srw": paper.CREW_MINUS_SRW["judge_overall"]}
+        return paired.paired_table(self.paired, paper_differences=differences)
+
+    def paired_conclusion(self) -> str:
+        table = self.paired_table()
+        if table is None:
+            return "No paired comparison: CREW or the other systems wrote nothing to compare."
+        first_judge = self.discrimination[self.discrimination.judge == self.discrimination.judge.iloc[0]] \
+            if self.discrimination is not None and not self.discrimination.empty else None
+        return paired.conclusion(table, first_judge)
 
     def headline(self) -> dict:
         """What the notebook records: per system and metric mean/CI/n, counts, conditions, discrimination."""
@@ -120,6 +143,10 @@ class MainResults:
             "unavailable": len(self.scores.attrs.get("unavailable", [])),
             "missing_judgements": len(self.scores.attrs.get("missing", [])),
             "discrimination": self.discrimination_summary(),
+            "instrument_consistency": None if self.instrument is None else self.instrument.consistency,
+            "instrument_skipped": None if self.instrument is None else self.instrument.skipped,
+            "paired": None if self.paired_table() is None else self.paired_table().reset_index(),
+            "paired_conclusion": self.paired_conclusion(),
             "bertscore_label": BERTSCORE_LABEL,
         }
 
@@ -141,17 +168,36 @@ def run_main_results(params: dict, *, systems: Sequence[str] = tuple(SYSTEMS), t
                                   out_dir=out_dir, progress=progress)
     evaluator = Evaluator(params)
     eval_examples = [EvalExample.from_rwg(e) for e in examples]
-    scores = evaluator.score(generations.frame(), eval_examples, metrics=metrics, progress=progress)
-    checked = None
+    frame = generations.frame()
+    scores = evaluator.score(frame, eval_examples, metrics=metrics, progress=progress)
+    checked, found = None, None
     if judge_check:
-        checked, _ = discrimination.judge_discrimination(params, eval_examples, judges=evaluator.judges,
-                                                         progress=progress)
+        settings = InstrumentSettings.from_params(params)
+        checked = discrimination.instrument_discrimination(
+            params, discrimination_examples(params, eval_examples, settings), judges=evaluator.judges,
+            progress=progress)
+        if "crew" in systems:
+            extra = [g for g in settings.groups if g not in metrics]
+            measured = pd.concat([scores, evaluator.score(frame, eval_examples, metrics=extra, progress=progress)]) \
+                if extra else scores
+            found = paired.instrument_verdicts(frame, measured, eval_examples, evaluator.judges[0], settings,
+                                               systems=systems, retries=int(params["eval"]["judge_retries"]),
+                                               workers=int(params["eval"]["workers"]))
     judges = [j.name for j in evaluator.judges]
     rounds = ", ".join(f"{s} {params['baselines'][s]['rounds']}" for s in ("crew", "orchestrator", "srw")
                        if s in systems)
     ours = paper.our_conditions(params, model=client.model, papers=len(examples), judges=judges,
                                 systems_rounds=rounds)
-    return MainResults(generations, scores, examples, tuple(metrics), ours, checked, tuple(systems))
+    return MainResults(generations, scores, examples, tuple(metrics), ours, checked, tuple(systems), found)
+
+
+def discrimination_examples(params: dict, evaluation: Sequence[EvalExample],
+                            settings: InstrumentSettings) -> list[EvalExample]:
+    """The papers of the discrimination test: the evaluation targets, or every paper of the data with a gold
+    section (``instrument.papers: all``: training targets too)."""
+    if settings.papers == "evaluation":
+        return list(evaluation)
+    return [EvalExample.from_rwg(e) for e in build_tasks(params).examples.values() if e.gold_related_work.strip()]
 
 
 def quality_vs_tokens(results: MainResults, metric: str | None = None) -> pd.DataFrame:

@@ -1,0 +1,90 @@
+"""CREW against each system, paper by paper, on the instrument (docs/method.md, "The instrument").
+
+For every paper both systems wrote, the instrument's composite difference CREW − system (its verdict: CREW
+better, a tie, or worse); per system the wins, ties and losses, the mean difference with a bootstrap CI over
+papers, and the exact two-sided sign test of wins against losses. The absolute judge's Overall difference and the
+paper's stand beside. :func:`conclusion` writes the sentence a table ends with, from the paired result and the
+instrument's measured discrimination.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from crewlib.eval import EvalExample
+from crewlib.eval.instrument import COMPOSITE, InstrumentSettings, pairwise_table, rekey, verdicts
+from crewlib.eval.llm_metrics import Judge
+from crewlib.experiments.tables import bootstrap_ci
+
+REFERENCE = "crew"
+
+
+def instrument_verdicts(frame: pd.DataFrame, scores: pd.DataFrame, examples: Sequence[EvalExample],
+                        judge: Judge, settings: InstrumentSettings, *, systems: Sequence[str],
+                        reference: str = REFERENCE, retries: int = 1, workers: int = 1) -> pd.DataFrame:
+    """The instrument's verdicts on (reference, system) for every paper both wrote; asks the pairwise judge.
+
+    ``frame``: generations (``system, example, text, key_to_id``); ``scores``: the suite's scores of them,
+    with the instrument's groups."""
+    by_id = {e.example_id: e for e in examples}
+    written = frame[frame.text.notna() & (frame.text.astype(str).str.strip() != "")]
+    texts = {(r.system, str(r.example)): rekey(r.text, r.key_to_id or {}, by_id[str(r.example)])
+             for r in written.itertuples() if str(r.example) in by_id}
+    pairs = [(e, reference, s) for s in systems if s != reference for e in by_id
+             if (reference, e) in texts and (s, e) in texts]
+    prefs = pairwise_table(judge, [(by_id[e], a, texts[(a, e)], b, texts[(b, e)]) for e, a, b in pairs],
+                           settings.pairwise_dimensions, max_tokens=settings.max_tokens, retries=retries,
+                           workers=workers)
+    return verdicts(scores, prefs, pairs, settings)
+
+
+def paired_table(found: pd.DataFrame, *, paper_differences: Mapping[str, float] | None = None,
+                 seed: int = 0) -> pd.DataFrame:
+    """Per system: papers, CREW better / tie / worse on the composite, mean composite difference [95% CI], the
+    sign test, the absolute judge's mean Overall difference and the paper's Overall difference."""
+    rows = []
+    for system, part in found.groupby("second", sort=False):
+        composite = part[part.instrument == COMPOSITE].dropna(subset=["delta"])
+        judge = part[part.instrument == "judge:overall"].dropna(subset=["delta"])
+        wins, ties, losses = (int((composite.verdict > 0).sum()), int((composite.verdict == 0).sum()),
+                              int((composite.verdict < 0).sum()))
+        low, high = bootstrap_ci(composite.delta.tolist(), seed=seed)
+        rows.append({"system": system, "papers": len(composite), "CREW better": wins, "tie": ties,
+                     "CREW worse": losses, "composite Δ": composite.delta.mean() if len(composite) else np.nan,
+                     "ci_low": low, "ci_high": high,
+                     "sign test p": stats.binomtest(wins, wins + losses, 0.5).pvalue if wins + losses else np.nan,
+                     "judge Overall Δ": judge.delta.mean() if len(judge) else np.nan,
+                     "paper Overall Δ": (paper_differences or {}).get(system, np.nan)})
+    return pd.DataFrame(rows).set_index("system")
+
+
+def conclusion(table: pd.DataFrame, discrimination: pd.DataFrame | None, *, alpha: float = 0.05,
+               target: float = 0.9) -> str:
+    """The sentence the paired table ends with: what the paired result says, and how far the instrument that
+    measured it can be trusted (its worst damage kind in the discrimination test)."""
+    trust = ""
+    if discrimination is not None and not discrimination.empty:
+        part = discrimination[discrimination.instrument == COMPOSITE]
+        if not part.empty:
+            worst = part.loc[part.correct.idxmin()]
+            overall = float((part.correct * part.pairs).sum() / part.pairs.sum())
+            trust = (f" The instrument ranks a gold section above its damaged copy in {overall:.0%} of pairs, "
+                     f"{worst.correct:.0%} for its worst damage ({worst.damage.replace('_', ' ')})"
+                     + (f", below the {target:.0%} it should reach: read these verdicts with that in mind."
+                        if worst.correct < target else "."))
+    better = [s for s, r in table.iterrows() if r["sign test p"] < alpha and r["CREW better"] > r["CREW worse"]]
+    worse = [s for s, r in table.iterrows() if r["sign test p"] < alpha and r["CREW better"] < r["CREW worse"]]
+    undecided = [s for s in table.index if s not in better and s not in worse]
+    parts = []
+    if better:
+        parts.append(f"CREW is better than {', '.join(better)} (sign test p < {alpha})")
+    if worse:
+        parts.append(f"worse than {', '.join(worse)} (p < {alpha})")
+    if undecided:
+        parts.append(f"the papers give no evidence either way against {', '.join(undecided)}")
+    papers = int(table.papers.max()) if len(table) else 0
+    return f"On the instrument, paper by paper ({papers} papers): " + "; ".join(parts) + "." + trust
