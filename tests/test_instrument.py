@@ -140,3 +140,21 @@ def test_the_discrimination_test_runs_every_instrument_per_judge(make_client):
     assert check.consistency.iloc[0]["consistent"] == 1.0 and check.skipped == []
     summary = check.summary().set_index("instrument")
     assert summary.loc[COMPOSITE, "pairs"] == 4 and summary.loc[COMPOSITE, "worst"] == 1.0
+
+
+def _pairs(rows):
+    return pd.DataFrame([{"example": e, "first": "gold", "second": "dmg", "instrument": m, "verdict": 0.0,
+                          "delta": d} for e, deltas in rows.items() for m, d in deltas.items()])
+
+
+def test_calibration_weighs_the_measure_that_separates_and_is_reported_on_the_other_half():
+    from crewlib.eval.instrument import CALIBRATED, calibrate, cross_fitted
+
+    # support always ranks the gold first; coherence points the wrong way as often as the right one
+    rows = {f"p{i}": {"support": 0.2, "coherence": (-0.3 if i // 2 % 2 else 0.3)} for i in range(8)}
+    weights = calibrate(_pairs(rows), ["support", "coherence"])
+    assert weights["support"] > 0.5 > 0.1 > weights["coherence"] >= 0
+    found = cross_fitted(_pairs(rows), ["support", "coherence"])
+    assert set(found.instrument) == {CALIBRATED} and len(found) == 8 and (found.verdict == 1).all()
+    with pytest.raises(ValueError, match="no pairs"):
+        calibrate(_pairs({}), ["support"])

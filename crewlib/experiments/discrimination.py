@@ -34,7 +34,14 @@ from dataclasses import dataclass
 import pandas as pd
 
 from crewlib.eval import EvalExample, Evaluator
-from crewlib.eval.instrument import InstrumentSettings, pairwise_table, position_consistency, verdicts
+from crewlib.eval.instrument import (
+    MEASURES,
+    InstrumentSettings,
+    cross_fitted,
+    pairwise_table,
+    position_consistency,
+    verdicts,
+)
 from crewlib.eval.llm_metrics import Judge
 from crewlib.text import content_words, sentences, strip_markers
 
@@ -389,13 +396,14 @@ def verdict_table(found: pd.DataFrame) -> pd.DataFrame:
 
 
 def instrument_discrimination(params: dict, examples: Sequence[EvalExample], *, judges: Sequence[Judge] | None = None,
-                              seed: int = 0, progress: bool = False) -> InstrumentCheck:
+                              seed: int = 0, absolute: bool = True, progress: bool = False) -> InstrumentCheck:
     """Every instrument of ``instrument`` in the params on the gold sections of ``examples`` against their
     damages: the grounded measures, and per judge its absolute scores, its pairwise preferences and the composite.
 
     The measures always read the keyed gold (a citation they cannot resolve would count as none); the judges read
     it keyed too, unless ``instrument.keyed_gold`` is off (the recorded answers judged the author–year gold): then
-    they read the same gold and damages with the author–year citations."""
+    they read the same gold and damages with the author–year citations. ``absolute``: False leaves the absolute
+    1–5 judge out (three calls a text; the benchmark's cheaper run)."""
     from crewlib.eval.instrument import rekey
 
     settings = InstrumentSettings.from_params(params)
@@ -409,12 +417,17 @@ def instrument_discrimination(params: dict, examples: Sequence[EvalExample], *, 
     tables, all_scores, all_prefs, all_verdicts = [], [], [], []
     for judge in judges:
         evaluator = Evaluator(params, judges=[judge])
-        scores = pd.concat([evaluator.score(measured, examples, metrics=settings.groups, progress=progress),
-                            evaluator.score(outputs, examples, metrics=["judge"], progress=progress)])
+        scores = evaluator.score(measured, examples, metrics=settings.groups, progress=progress)
+        if absolute:
+            scores = pd.concat([scores, evaluator.score(outputs, examples, metrics=["judge"], progress=progress)])
         prefs = pairwise_table(judge, [(by_id[e], a, texts[(e, a)], b, texts[(e, b)]) for e, a, b in pairs],
                                settings.pairwise_dimensions, max_tokens=settings.max_tokens,
                                retries=int(params["eval"]["judge_retries"]), workers=workers)
         found = verdicts(scores, prefs, pairs, settings)
+        names = [n for n in (*MEASURES, *(f"pairwise:{d}" for d in settings.pairwise_dimensions))
+                 if found[found.instrument == n].delta.notna().any()]
+        if len({e for e, _, _ in pairs}) >= 2 and names:
+            found = pd.concat([found, cross_fitted(found, names)], ignore_index=True)
         tables.append(verdict_table(found).assign(judge=judge.name))
         all_scores.append(scores.assign(judge=judge.name))
         all_prefs.append(prefs)
