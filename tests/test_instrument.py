@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 from fakes import ScriptedOpenAIServer, Step
@@ -158,3 +159,38 @@ def test_calibration_weighs_the_measure_that_separates_and_is_reported_on_the_ot
     assert set(found.instrument) == {CALIBRATED} and len(found) == 8 and (found.verdict == 1).all()
     with pytest.raises(ValueError, match="no pairs"):
         calibrate(_pairs({}), ["support"])
+
+
+def _found(deltas: dict[str, list[float]], judge: dict[str, list[float]] | None = None) -> pd.DataFrame:
+    rows = []
+    for system, values in deltas.items():
+        for i, d in enumerate(values):
+            rows.append({"example": f"p{i}", "first": "crew", "second": system, "instrument": COMPOSITE,
+                         "verdict": float(np.sign(d)), "delta": d})
+            if judge:
+                rows.append({"example": f"p{i}", "first": "crew", "second": system, "instrument": "judge:overall",
+                             "verdict": float(np.sign(judge[system][i])), "delta": judge[system][i]})
+    return pd.DataFrame(rows)
+
+
+def test_the_paired_table_counts_wins_ties_losses_and_tests_their_sign():
+    from crewlib.experiments.paired import conclusion, paired_table
+
+    found = _found({"srw": [0.5, 0.2, 0.3, 0.1, 0.4, 0.6, 0.2], "rag": [0.1, -0.2, 0.0, 0.3, -0.1, 0.2, -0.3],
+                    "extractive": [-0.5, -0.2, -0.3, -0.1, -0.4, -0.6, -0.2]},
+                   judge={"srw": [1, 0, 0, 0, 0, 0, 0], "rag": [0] * 7, "extractive": [-1] * 7})
+    table = paired_table(found, paper_differences={"srw": 0.06})
+    srw, rag = table.loc["srw"], table.loc["rag"]
+    assert (srw["CREW better"], srw["tie"], srw["CREW worse"]) == (7, 0, 0) and srw["sign test p"] == pytest.approx(
+        2 / 2 ** 7)
+    assert (rag["CREW better"], rag["tie"], rag["CREW worse"]) == (3, 1, 3) and rag["sign test p"] == 1.0
+    assert srw["ci_low"] < srw["composite Δ"] < srw["ci_high"] and srw["paper Overall Δ"] == 0.06
+    assert srw["judge Overall Δ"] == pytest.approx(1 / 7) and np.isnan(rag["paper Overall Δ"])
+    weak = pd.DataFrame([{"instrument": COMPOSITE, "damage": "sentences_shuffled", "pairs": 10, "correct": 0.6},
+                         {"instrument": COMPOSITE, "damage": "citations_removed", "pairs": 10, "correct": 1.0}])
+    text = conclusion(table, weak)
+    assert "better than srw" in text and "worse than extractive" in text and "either way against rag" in text
+    assert "80% of 20 pairs (2 damages), 60% for its worst damage (sentences shuffled), below the 90%" in text
+    strong = weak.assign(correct=1.0)
+    assert conclusion(table, strong, unit="cluster").endswith("at least 100% for every damage.")
+    assert conclusion(table, None, unit="cluster").startswith("On the instrument, cluster by cluster (7 clusters)")

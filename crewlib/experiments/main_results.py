@@ -177,12 +177,8 @@ def run_main_results(params: dict, *, systems: Sequence[str] = tuple(SYSTEMS), t
             params, discrimination_examples(params, eval_examples, settings), judges=evaluator.judges,
             progress=progress)
         if "crew" in systems:
-            extra = [g for g in settings.groups if g not in metrics]
-            measured = pd.concat([scores, evaluator.score(frame, eval_examples, metrics=extra, progress=progress)]) \
-                if extra else scores
-            found = paired.instrument_verdicts(frame, measured, eval_examples, evaluator.judges[0], settings,
-                                               systems=systems, retries=int(params["eval"]["judge_retries"]),
-                                               workers=int(params["eval"]["workers"]))
+            found = paired.compare_on_instrument(params, frame, scores, eval_examples, systems, evaluator=evaluator,
+                                                 progress=progress)
     judges = [j.name for j in evaluator.judges]
     rounds = ", ".join(f"{s} {params['baselines'][s]['rounds']}" for s in ("crew", "orchestrator", "srw")
                        if s in systems)

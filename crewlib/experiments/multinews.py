@@ -23,7 +23,7 @@ import pandas as pd
 from crewlib.config import resolve_path, with_overrides
 from crewlib.data.records import RWGExample
 from crewlib.eval import EvalExample, Evaluator
-from crewlib.experiments import paper
+from crewlib.experiments import paired, paper
 from crewlib.experiments.run import Generations, run_generations
 from crewlib.experiments.tables import beside_paper, metric_summary, results_table
 from crewlib.llm import connect
@@ -43,10 +43,23 @@ class MultiNews:
     judges: list[str]
     model: str
     systems: tuple[str, ...]
+    paired: pd.DataFrame | None = None  # the instrument's verdicts on (CREW, system) per cluster
 
     @cached_property
     def frame(self) -> pd.DataFrame:
         return self.generations.frame()
+
+    def paired_table(self) -> pd.DataFrame | None:
+        """CREW against each system, cluster by cluster, on the instrument; the paper's Overall margin beside."""
+        if self.paired is None or self.paired.empty:
+            return None
+        return paired.paired_table(self.paired, paper_differences=paper.MULTINEWS_CREW_MINUS)
+
+    def paired_conclusion(self, discrimination: pd.DataFrame | None = None) -> str:
+        table = self.paired_table()
+        if table is None:
+            return "No paired comparison: CREW or the other systems wrote nothing to compare."
+        return paired.conclusion(table, discrimination, unit="cluster")
 
     @cached_property
     def summary(self) -> pd.DataFrame:
@@ -79,6 +92,7 @@ class MultiNews:
         return {"systems": list(self.systems), "examples": [e.target_id for e in self.examples],
                 "model": self.model, "judges": self.judges, "summary": self.summary,
                 "crew_minus": self.crew_minus().reset_index(),
+                "paired": None if self.paired_table() is None else self.paired_table().reset_index(),
                 "drafts": {s: int(self.frame[self.frame.system == s].text.notna().sum()) for s in self.systems},
                 "errors": {s: sorted(set(self.frame[(self.frame.system == s) & self.frame.text.isna()].error
                                          .astype(str))) for s in self.systems}}
@@ -114,9 +128,12 @@ def run_multinews(params: dict, *, systems: Sequence[str] | None = None, targets
                                   tasks={e.target_id: task_for(mparams, e) for e in examples},
                                   out_dir=resolve_path(out_dir or params["multinews"]["out_dir"]), progress=progress)
     evaluator = Evaluator(mparams)
-    scores = evaluator.score(generations.frame(), [EvalExample.from_rwg(e) for e in examples], metrics=list(metrics),
-                             progress=progress)
-    return MultiNews(generations, scores, examples, [j.name for j in evaluator.judges], client.model, systems)
+    eval_examples = [EvalExample.from_rwg(e) for e in examples]
+    frame = generations.frame()
+    scores = evaluator.score(frame, eval_examples, metrics=list(metrics), progress=progress)
+    found = paired.compare_on_instrument(mparams, frame, scores, eval_examples, systems, evaluator=evaluator,
+                                         progress=progress) if "crew" in systems else None
+    return MultiNews(generations, scores, examples, [j.name for j in evaluator.judges], client.model, systems, found)
 
 
 def main() -> None:

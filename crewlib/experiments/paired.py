@@ -10,6 +10,7 @@ instrument's measured discrimination.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -63,7 +64,7 @@ def paired_table(found: pd.DataFrame, *, paper_differences: Mapping[str, float] 
 
 
 def conclusion(table: pd.DataFrame, discrimination: pd.DataFrame | None, *, alpha: float = 0.05,
-               target: float = 0.9) -> str:
+               target: float = 0.9, unit: str = "paper") -> str:
     """The sentence the paired table ends with: what the paired result says, and how far the instrument that
     measured it can be trusted (its worst damage kind in the discrimination test)."""
     trust = ""
@@ -72,10 +73,12 @@ def conclusion(table: pd.DataFrame, discrimination: pd.DataFrame | None, *, alph
         if not part.empty:
             worst = part.loc[part.correct.idxmin()]
             overall = float((part.correct * part.pairs).sum() / part.pairs.sum())
-            trust = (f" The instrument ranks a gold section above its damaged copy in {overall:.0%} of pairs, "
-                     f"{worst.correct:.0%} for its worst damage ({worst.damage.replace('_', ' ')})"
-                     + (f", below the {target:.0%} it should reach: read these verdicts with that in mind."
-                        if worst.correct < target else "."))
+            kinds = part.damage.nunique()
+            trust = (f" The instrument ranks a gold section above its damaged copy in {overall:.0%} of "
+                     f"{int(part.pairs.sum())} pairs ({kinds} damages), "
+                     + (f"{worst.correct:.0%} for its worst damage ({worst.damage.replace('_', ' ')}), below the "
+                        f"{target:.0%} it should reach: read these verdicts with that in mind."
+                        if worst.correct < target else f"at least {worst.correct:.0%} for every damage."))
     better = [s for s, r in table.iterrows() if r["sign test p"] < alpha and r["CREW better"] > r["CREW worse"]]
     worse = [s for s, r in table.iterrows() if r["sign test p"] < alpha and r["CREW better"] < r["CREW worse"]]
     undecided = [s for s in table.index if s not in better and s not in worse]
@@ -85,6 +88,39 @@ def conclusion(table: pd.DataFrame, discrimination: pd.DataFrame | None, *, alph
     if worse:
         parts.append(f"worse than {', '.join(worse)} (p < {alpha})")
     if undecided:
-        parts.append(f"the papers give no evidence either way against {', '.join(undecided)}")
+        parts.append(f"the {unit}s give no evidence either way against {', '.join(undecided)}")
     papers = int(table.papers.max()) if len(table) else 0
-    return f"On the instrument, paper by paper ({papers} papers): " + "; ".join(parts) + "." + trust
+    return f"On the instrument, {unit} by {unit} ({papers} {unit}s): " + "; ".join(parts) + "." + trust
+
+
+def compare_on_instrument(params: dict, frame: pd.DataFrame, scores: pd.DataFrame, examples: Sequence[EvalExample],
+                          systems: Sequence[str], *, reference: str = REFERENCE, evaluator=None,
+                          progress: bool = False) -> pd.DataFrame:
+    """The instrument's verdicts on (reference, system) per paper for generations ``frame`` already scored in
+    ``scores``: the instrument's groups the scores lack are scored here; the pairwise judge is the first judge."""
+    from crewlib.eval import Evaluator
+
+    settings = InstrumentSettings.from_params(params)
+    evaluator = evaluator or Evaluator(params)
+    have = set(scores.metric) if len(scores) else set()
+    extra = [g for g in settings.groups if not _scored(g, have)]
+    measured = pd.concat([scores, evaluator.score(frame, examples, metrics=extra, progress=progress)]) if extra \
+        else scores
+    return instrument_verdicts(frame, measured, examples, evaluator.judges[0], settings, systems=systems,
+                               reference=reference, retries=int(params["eval"]["judge_retries"]),
+                               workers=int(params["eval"]["workers"]))
+
+
+def _scored(group: str, metrics: set[str]) -> bool:
+    """Whether a suite group's metrics are among ``metrics`` (by one metric it always yields)."""
+    return {"citation": "citation_markers", "grounding": "repeated_sentences_rate",
+            "claim_support": "claim_support"}.get(group, group) in metrics
+
+
+def measured_discrimination(figures: Path) -> pd.DataFrame | None:
+    """The instrument's discrimination as notebook 05 measured it (``05_judge_discrimination.csv``), first judge."""
+    path = Path(figures) / "05_judge_discrimination.csv"
+    if not path.exists():
+        return None
+    table = pd.read_csv(path)
+    return table[table.judge == table.judge.iloc[0]] if "instrument" in table and len(table) else None

@@ -20,7 +20,7 @@ import pandas as pd
 from crewlib.config import resolve_path, with_overrides
 from crewlib.data.records import RWGExample
 from crewlib.eval import EvalExample, Evaluator
-from crewlib.experiments import paper
+from crewlib.experiments import paired, paper
 from crewlib.experiments.run import folder_name, run_generations
 from crewlib.experiments.tables import ci_cell, metric_summary
 from crewlib.llm import connect
@@ -38,6 +38,21 @@ class Transfer:
     examples: list[RWGExample]
     judges: list[str]
     models: dict[str, str]  # backbone → the model name its client reported
+    paired: pd.DataFrame | None = None  # the instrument's verdicts on (CREW, system) per backbone and paper
+
+    def paired_table(self) -> pd.DataFrame | None:
+        """Per backbone: CREW against each other system, paper by paper, on the instrument (docs/method.md)."""
+        if self.paired is None or self.paired.empty:
+            return None
+        return pd.concat({backbone: paired.paired_table(part) for backbone, part in
+                          self.paired.groupby("backbone", sort=False)}, names=["backbone"])
+
+    def paired_conclusion(self, discrimination: pd.DataFrame | None = None) -> str:
+        table = self.paired_table()
+        if table is None:
+            return "No paired comparison: CREW or the other systems wrote nothing to compare."
+        return " ".join(f"{backbone}: {paired.conclusion(part.droplevel(0), discrimination)}"
+                        for backbone, part in table.groupby(level=0, sort=False))
 
     @cached_property
     def _by_run(self) -> pd.DataFrame:
@@ -90,6 +105,7 @@ class Transfer:
         return {"backbones": list(dict.fromkeys(self.generations.backbone)), "models": self.models,
                 "examples": [e.target_id for e in self.examples], "judges": self.judges,
                 "summary": self.summary(), "crew_minus_long_context": self.crew_minus().reset_index(),
+                "paired": None if self.paired_table() is None else self.paired_table().reset_index(),
                 "drafts": self.generations.assign(ok=self.generations.text.notna()).groupby(
                     ["backbone", "system"]).ok.sum().reset_index()}
 
@@ -187,7 +203,7 @@ def run_labelled(params: dict, runs: dict[str, dict], systems: list[str], pairs,
     examples = [e for e, _ in pairs]
     evaluator = Evaluator(params)  # the base params' judges: the same for every run
     eval_examples = [EvalExample.from_rwg(e) for e in examples]
-    frames, scores, models = [], [], {}
+    frames, scores, models, found = [], [], {}, []
     for label, rparams in runs.items():
         client = connect(rparams)
         models[label] = client.model
@@ -197,8 +213,13 @@ def run_labelled(params: dict, runs: dict[str, dict], systems: list[str], pairs,
         frames.append(frame.assign(backbone=label))
         scores.append(evaluator.score(frame, eval_examples, metrics=list(metrics), progress=progress)
                       .assign(backbone=label))
+        if "crew" in systems and len(systems) > 1:  # CREW against the others on this backbone, on the instrument
+            found.append(paired.compare_on_instrument(params, frame, scores[-1].drop(columns="backbone"),
+                                                      eval_examples, systems, evaluator=evaluator,
+                                                      progress=progress).assign(backbone=label))
     return Transfer(pd.concat(frames, ignore_index=True), pd.concat(scores, ignore_index=True), examples,
-                    [j.name for j in evaluator.judges], models)
+                    [j.name for j in evaluator.judges], models,
+                    pd.concat(found, ignore_index=True) if found else None)
 
 
 def main() -> None:
