@@ -327,3 +327,16 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def llm_ablation_paired(run, params: Mapping) -> pd.DataFrame:
+    """The full CREW against each ablated controller and team size of a :func:`run_llm_ablations` result, paper
+    by paper, on the instrument (docs/method.md, "The instrument"): the verdicts, ``second`` the run's label."""
+    from crewlib.eval import EvalExample
+    from crewlib.experiments import paired
+
+    frame = run.generations.assign(system=run.generations.backbone).drop(columns="backbone")
+    scores = run.scores.assign(system=run.scores.backbone).drop(columns="backbone")
+    labels = list(dict.fromkeys(frame.system))
+    return paired.compare_on_instrument(dict(params), frame, scores, [EvalExample.from_rwg(e) for e in run.examples],
+                                        labels, reference=FULL)
