@@ -422,15 +422,15 @@ def count_faults(text: str, sources: Mapping[str, str], checks: OutputChecks) ->
     """:func:`section_faults` with the evidence given (key → the text a sentence citing it may rest on), and
     ``cited_sentences``: the sentences citing a known work, of which ``unsupported`` are not supported."""
     sents = [s for p in paragraphs(text) for s in sentences(p)]
+    supports = support_scores(text, sources)
     return {
         "sentences": len(sents),
-        "cited_sentences": sum(bool(_known_keys(s, sources)) for s in sents),
+        "cited_sentences": len(supports),
         "repeated_sentences": sum(any(repeats_sentence(s, e, checks.sentence_threshold) for e in sents[:i])
                                   for i, s in enumerate(sents)),
         "first_person": sum(is_first_person(s) for s in sents),
         "uncited_claims": sum(not find_citation_keys(s) and makes_claim(s) for s in sents),
-        "unsupported": sum(bool(_known_keys(s, sources)) and _support(s, _known_keys(s, sources), sources)
-                           < checks.support_threshold for s in sents),
+        "unsupported": sum(v < checks.support_threshold for v in supports),
         "title_notes": sum(bool(_TITLE_NOTE.search(s)) for s in sents),
     }
 

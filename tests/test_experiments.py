@@ -14,6 +14,7 @@ from crewlib.citations import find_citation_keys
 from crewlib.config import load_params
 from crewlib.data.records import Reference, RWGExample
 from crewlib.eval import EvalExample
+from crewlib.eval.instrument import InstrumentSettings, verdicts
 from crewlib.eval.llm_metrics import Judge
 from crewlib.experiments import (
     GenerationResult,
@@ -209,22 +210,26 @@ def test_discrimination_counts_pairs_ranked_correctly_and_ties():
     for example, (gold, repeated) in {"a": (5, 3), "b": (4, 4), "c": (4, 5)}.items():
         for system, value in (("gold", gold), ("paragraph_repeated", repeated)):
             rows.append({"system": system, "example": example, "metric": "judge_coverage", "value": value})
-    table = disc.discrimination_table(pd.DataFrame(rows)).set_index(["degradation", "dimension"])
-    row = table.loc[("paragraph_repeated", "coverage")]
+    found = verdicts(pd.DataFrame(rows), None, [(e, "gold", "paragraph_repeated") for e in "abc"],
+                     InstrumentSettings.from_params(PARAMS))
+    table = disc.verdict_table(found).set_index(["damage", "instrument"])
+    row = table.loc[("paragraph_repeated", "judge:coverage")]
     assert row["pairs"] == 3 and row["correct"] == pytest.approx(1 / 3) and row["ties"] == pytest.approx(1 / 3)
-    assert ("cut_mid_sentence", "coverage") not in table.index  # a damage that was not scored has no row
+    assert ("cut_mid_sentence", "judge:coverage") not in table.index  # a damage that was not scored has no row
 
 
 def test_a_judge_that_gives_every_text_the_same_score_discriminates_nothing(make_client):
     examples = [EvalExample.from_rwg(_example(t)) for t in ("a", "b")]
     with ScriptedOpenAIServer(default=Step(content=json.dumps({"rationale": "fine", "score": 4}))) as server:
         judge = Judge("constant", make_client(server))
-        legacy = load_params("quick", {"instrument": {"damages": list(disc.LEGACY_DAMAGES), "keyed_gold": False}})
-        table, raw = disc.judge_discrimination(legacy, examples, judges=[judge])
+        legacy = load_params("quick", {"instrument": {"damages": list(disc.LEGACY_DAMAGES), "keyed_gold": False,
+                                                      "pairwise_dimensions": [], "entailment": False}})
+        check = disc.instrument_discrimination(legacy, examples, judges=[judge])
+    table = check.table[check.table.instrument.str.startswith("judge:")]
     assert set(table.judge) == {"constant"} and (table.pairs == 2).all()
     assert (table.correct == 0).all() and (table.ties == 1).all()
-    summary = disc.summary(table).set_index("dimension")
-    assert summary.loc["overall", "pairs"] == 10 and summary.loc["overall", "correct"] == 0
+    summary = check.summary().set_index("instrument")
+    assert summary.loc["judge:overall", "pairs"] == 10 and summary.loc["judge:overall", "correct"] == 0
     texts = disc.degraded_outputs(examples)
     assert len(texts) == 2 * 6 and texts.groupby("example").text.nunique().eq(6).all()  # gold + 5 distinct damages
     assert len(server.requests) == 2 * 6 * 3  # × 3 dimensions

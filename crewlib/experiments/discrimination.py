@@ -2,9 +2,10 @@
 
 For each paper of the discrimination set (``instrument.papers``: every paper of the data with a gold section, or
 the evaluation targets only) the gold related-work section is scored together with damaged copies of it; an
-instrument that discriminates ranks the gold above each copy. ``judge_discrimination`` reports, per absolute judge,
-damage and dimension, the share of (gold, damaged) pairs ranked correctly (gold strictly higher) and the share of
-ties; :mod:`crewlib.eval.instrument` adds the pairwise judge, each grounded measure and the composite.
+instrument that discriminates ranks the gold above each copy. ``instrument_discrimination`` reports, per judge,
+instrument (the absolute judge's dimensions, the pairwise judge, each grounded measure of
+:mod:`crewlib.eval.instrument` and the composite) and damage, the share of (gold, damaged) pairs ranked correctly
+(gold strictly better) and the share of ties.
 
 The gold is first written with the keys a system writes (``keyed_gold``: its author–year citations as ``[R3]``
 markers), so that every instrument sees the gold and a system's section in the same form. The damages
@@ -33,6 +34,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from crewlib.citations import find_citation_keys
 from crewlib.eval import EvalExample, Evaluator
 from crewlib.eval.instrument import (
     MEASURES,
@@ -40,15 +42,16 @@ from crewlib.eval.instrument import (
     cross_fitted,
     pairwise_table,
     position_consistency,
+    rekey,
     verdicts,
 )
 from crewlib.eval.llm_metrics import Judge
+from crewlib.sections import paragraphs
 from crewlib.text import content_words, sentences, strip_markers
 
 LEGACY_DAMAGES = ("paragraph_repeated", "citations_removed", "sentences_shuffled", "cut_mid_sentence",
                   "wrong_paper_paragraph")  # the five of the recorded answers (params/recorded.yaml)
 DEGRADATIONS = (*LEGACY_DAMAGES, "claims_swapped", "claim_altered", "half_citations_dropped", "first_person_copies")
-DIMENSIONS = ("coverage", "logic", "relevance", "overall")
 GOLD = "gold"
 _YEAR_PARENTHESES = re.compile(r"[ \t]*\([^()]*\b(?:19|20)\d{2}[a-z]?\b[^()]*\)")  # (Smith et al., 2020; Doe 2019)
 _KEY_GROUP = re.compile(r"\s*\[R\d+(?:\s*[,;]\s*R\d+)*\]")
@@ -63,10 +66,6 @@ _OPPOSITES = dict(pair for a, b in [
     ("effective", "ineffective"), ("supervised", "unsupervised"), ("long", "short"), ("many", "few"),
 ] for pair in ((a, b), (b, a)))
 _OPENING = re.compile(r"^(?:This|The present) (?:paper|work|study|article)\b|^The authors\b|^We\b")
-
-
-def paragraphs(text: str) -> list[str]:
-    return [p.strip() for p in re.split(r"\n\s*\n", text.strip()) if p.strip()]
 
 
 def keyed_gold(example: EvalExample) -> tuple[str, int]:
@@ -95,19 +94,9 @@ def keyed_gold(example: EvalExample) -> tuple[str, int]:
     return text, unresolved
 
 
-def _keys(sentence: str) -> list[str]:
-    return list(dict.fromkeys(re.findall(r"R\d+", " ".join(m.group(0) for m in _KEY_GROUP.finditer(sentence)))))
-
-
-def _with_keys(sentence: str, keys: Sequence[str]) -> str:
-    """``sentence`` citing ``keys`` where its first citation stood (its other citations removed)."""
-    groups = list(_KEY_GROUP.finditer(sentence))
-    marker = f" [{', '.join(keys)}]" if keys else ""
-    if not groups:
-        return sentence
-    first = groups[0]
-    rest = _KEY_GROUP.sub("", sentence[first.end():])
-    return re.sub(r"\s+([.,;:])", r"\1", sentence[:first.start()] + marker + rest)
+def _keys(text: str) -> list[str]:
+    """The distinct keys ``text`` cites, in order."""
+    return list(dict.fromkeys(find_citation_keys(text)))
 
 
 def _without_keys(sentence: str, dropped: set[str]) -> str:
@@ -320,49 +309,6 @@ def degraded_outputs(examples: Sequence[EvalExample], *, kinds: Sequence[str] = 
     return frame
 
 
-def discrimination_table(scores: pd.DataFrame) -> pd.DataFrame:
-    """``degradation, dimension, pairs, correct, ties``: shares of (gold, degraded) pairs; from judge scores."""
-    wide = scores[scores.metric.str.startswith("judge_")].assign(
-        dimension=lambda f: f.metric.str.removeprefix("judge_")).pivot_table(
-        index=["example", "dimension"], columns="system", values="value")
-    rows = []
-    present = set(scores.system)
-    for kind in [k for k in DEGRADATIONS if k in present] or LEGACY_DAMAGES:
-        for dimension in DIMENSIONS:
-            if GOLD not in wide or kind not in wide:
-                pairs = pd.DataFrame(columns=[GOLD, kind])
-            else:
-                part = wide.xs(dimension, level="dimension") if dimension in wide.index.get_level_values(1) else None
-                pairs = part[[GOLD, kind]].dropna() if part is not None else pd.DataFrame(columns=[GOLD, kind])
-            n = len(pairs)
-            rows.append({"degradation": kind, "dimension": dimension, "pairs": n,
-                         "correct": float((pairs[GOLD] > pairs[kind]).mean()) if n else float("nan"),
-                         "ties": float((pairs[GOLD] == pairs[kind]).mean()) if n else float("nan")})
-    return pd.DataFrame(rows)
-
-
-def judge_discrimination(params: dict, examples: Sequence[EvalExample], *, judges: Sequence[Judge] | None = None,
-                         seed: int = 0, progress: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Per configured judge: the discrimination table (with a ``judge`` column) and the raw scores."""
-    settings = InstrumentSettings.from_params(params)
-    outputs = degraded_outputs(examples, kinds=settings.damages, seed=seed, keyed=settings.keyed_gold)
-    judges = list(judges) if judges is not None else Evaluator(params).judges
-    tables, raw = [], []
-    for judge in judges:
-        scores = Evaluator(params, judges=[judge]).score(outputs, examples, metrics=["judge"], progress=progress)
-        tables.append(discrimination_table(scores).assign(judge=judge.name))
-        raw.append(scores.assign(judge=judge.name))
-    return pd.concat(tables, ignore_index=True), pd.concat(raw, ignore_index=True)
-
-
-def summary(table: pd.DataFrame) -> pd.DataFrame:
-    """Per judge and dimension: the share of all pairs ranked correctly (over the five degradations)."""
-    weighted = table.assign(right=table.correct * table.pairs)
-    out = weighted.groupby(["judge", "dimension"], sort=False).agg(pairs=("pairs", "sum"), right=("right", "sum"))
-    out["correct"] = out.right / out.pairs
-    return out.drop(columns="right").reset_index()
-
-
 @dataclass
 class InstrumentCheck:
     """The discrimination test of every instrument: per judge, instrument and damage, the share of (gold,
@@ -404,8 +350,6 @@ def instrument_discrimination(params: dict, examples: Sequence[EvalExample], *, 
     it keyed too, unless ``instrument.keyed_gold`` is off (the recorded answers judged the author–year gold): then
     they read the same gold and damages with the author–year citations. ``absolute``: False leaves the absolute
     1–5 judge out (three calls a text; the benchmark's cheaper run)."""
-    from crewlib.eval.instrument import rekey
-
     settings = InstrumentSettings.from_params(params)
     measured = degraded_outputs(examples, kinds=settings.damages, seed=seed, keyed=True)
     outputs = measured if settings.keyed_gold else degraded_outputs(examples, kinds=settings.damages, seed=seed)

@@ -122,17 +122,16 @@ class MainResults:
                        if m == "judge_overall" and s != "crew"} | {"srw": paper.CREW_MINUS_SRW["judge_overall"]}
         return paired.paired_table(self.paired, paper_differences=differences)
 
-    def paired_conclusion(self) -> str:
-        table = self.paired_table()
+    def paired_conclusion(self, table: pd.DataFrame | None = None) -> str:
+        table = self.paired_table() if table is None else table
         if table is None:
             return "No paired comparison: CREW or the other systems wrote nothing to compare."
-        first_judge = self.discrimination[self.discrimination.judge == self.discrimination.judge.iloc[0]] \
-            if self.discrimination is not None and not self.discrimination.empty else None
-        return paired.conclusion(table, first_judge)
+        return paired.conclusion(table, paired.first_judge(self.discrimination))
 
     def headline(self) -> dict:
         """What the notebook records: per system and metric mean/CI/n, counts, conditions, discrimination."""
         summary = metric_summary(self.scores)
+        paired_table = self.paired_table()
         return {
             "systems": list(self.systems), "examples": [e.target_id for e in self.examples],
             "metric_groups": list(self.metrics), "conditions": self.ours,
@@ -145,8 +144,8 @@ class MainResults:
             "discrimination": self.discrimination_summary(),
             "instrument_consistency": None if self.instrument is None else self.instrument.consistency,
             "instrument_skipped": None if self.instrument is None else self.instrument.skipped,
-            "paired": None if self.paired_table() is None else self.paired_table().reset_index(),
-            "paired_conclusion": self.paired_conclusion(),
+            "paired": None if paired_table is None else paired_table.reset_index(),
+            "paired_conclusion": self.paired_conclusion(paired_table),
             "bertscore_label": BERTSCORE_LABEL,
         }
 

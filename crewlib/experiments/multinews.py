@@ -92,7 +92,7 @@ class MultiNews:
         return {"systems": list(self.systems), "examples": [e.target_id for e in self.examples],
                 "model": self.model, "judges": self.judges, "summary": self.summary,
                 "crew_minus": self.crew_minus().reset_index(),
-                "paired": None if self.paired_table() is None else self.paired_table().reset_index(),
+                "paired": None if (table := self.paired_table()) is None else table.reset_index(),
                 "drafts": {s: int(self.frame[self.frame.system == s].text.notna().sum()) for s in self.systems},
                 "errors": {s: sorted(set(self.frame[(self.frame.system == s) & self.frame.text.isna()].error
                                          .astype(str))) for s in self.systems}}

@@ -123,4 +123,11 @@ def measured_discrimination(figures: Path) -> pd.DataFrame | None:
     if not path.exists():
         return None
     table = pd.read_csv(path)
-    return table[table.judge == table.judge.iloc[0]] if "instrument" in table and len(table) else None
+    return first_judge(table) if "instrument" in table else None
+
+
+def first_judge(discrimination: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The discrimination table's rows of its first judge (the judge the paired comparisons ask), or None."""
+    if discrimination is None or discrimination.empty:
+        return None
+    return discrimination[discrimination.judge == discrimination.judge.iloc[0]]

@@ -105,7 +105,7 @@ class Transfer:
         return {"backbones": list(dict.fromkeys(self.generations.backbone)), "models": self.models,
                 "examples": [e.target_id for e in self.examples], "judges": self.judges,
                 "summary": self.summary(), "crew_minus_long_context": self.crew_minus().reset_index(),
-                "paired": None if self.paired_table() is None else self.paired_table().reset_index(),
+                "paired": None if (table := self.paired_table()) is None else table.reset_index(),
                 "drafts": self.generations.assign(ok=self.generations.text.notna()).groupby(
                     ["backbone", "system"]).ok.sum().reset_index()}
 
