@@ -38,7 +38,8 @@ def main() -> None:
     settings = InstrumentSettings.from_params(params)
     evaluation = [EvalExample.from_rwg(e) for e, _ in build_tasks(params).evaluation]
     examples = discrimination_examples(params, evaluation, settings)
-    check = instrument_discrimination(params, examples, absolute=not args.no_absolute, progress=True)
+    absolute = settings.absolute_papers == "all" or {e.example_id for e in evaluation}
+    check = instrument_discrimination(params, examples, absolute=not args.no_absolute and absolute, progress=True)
     out = resolve_path("outputs/instrument")
     out.mkdir(parents=True, exist_ok=True)
     for name in ("table", "scores", "preferences", "verdicts", "consistency"):

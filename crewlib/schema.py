@@ -190,11 +190,14 @@ class Eval(Block):
     max_nli_pairs: int = Field(ge=0)
     max_function_sentences: int = Field(ge=0)
     judge_max_tokens: int = PositiveInt
+    copy_words: int = PositiveInt
+    paragraph_sentences: int = PositiveInt
     workers: int = PositiveInt
 
 
 class Instrument(Block):
     papers: Literal["all", "evaluation"]
+    absolute_papers: Literal["all", "evaluation"]
     damages: list[str] = Field(min_length=1)
     keyed_gold: bool
     pairwise_dimensions: list[Literal["coverage", "logic", "relevance", "overall"]]

@@ -52,7 +52,7 @@ from dataclasses import asdict, dataclass, fields
 from crewlib.citations import find_citation_keys
 from crewlib.schema import REPAIRS
 from crewlib.tasks import Task, title_only
-from crewlib.text import containment, content_words, sentences, strip_markers, support
+from crewlib.text import containment, content_words, numbers, sentences, strip_markers, support, tokens
 
 _META = re.compile(
     r"\b(?:the\s+(?:current\s+|existing\s+|above\s+)?drafts?|workspace|segments?\s*(?:id|\d)|segment_id|"
@@ -439,6 +439,35 @@ def support_scores(text: str, sources: Mapping[str, str]) -> list[float]:
     """The lexical support of each sentence that cites a known work, by the evidence of the works it cites."""
     sents = [s for p in paragraphs(text) for s in sentences(p)]
     return [_support(s, _known_keys(s, sources), sources) for s in sents if _known_keys(s, sources)]
+
+
+def copied_sentences(text: str, sources: Mapping[str, str], min_words: int) -> int:
+    """Sentences that copy a run of ``min_words`` consecutive words or more from one of ``sources`` (a reviewer
+    rejects text pasted from an abstract, cited or not)."""
+    runs = {gram for body in sources.values() for gram in _ngrams(tokens(strip_markers(body)), min_words)}
+    return sum(bool(_ngrams(tokens(strip_markers(s)), min_words) & runs)
+               for p in paragraphs(text) for s in sentences(p))
+
+
+def _ngrams(words: tuple[str, ...], n: int) -> set[tuple[str, ...]]:
+    return {words[i:i + n] for i in range(len(words) - n + 1)}
+
+
+def number_support(text: str, sources: Mapping[str, str]) -> float | None:
+    """Of the numbers the sentences citing a known work state (:func:`crewlib.text.numbers`), the share its cited
+    works' evidence states too; None when no cited sentence states a number."""
+    found = [m.group(1) in {e.group(1) for e in numbers(" ".join(sources[k] for k in keys))}
+             for s in (s for p in paragraphs(text) for s in sentences(p))
+             if (keys := _known_keys(s, sources)) for m in numbers(s)]
+    return sum(found) / len(found) if found else None
+
+
+def paragraphing(text: str, sentences_per_paragraph: int) -> float | None:
+    """Whether the text is cut into paragraphs: paragraphs × ``sentences_per_paragraph`` / sentences, at most 1
+    (one block of twelve sentences scores 5/12 at five a paragraph); None for an empty text."""
+    blocks = paragraphs(text)
+    n = sum(len(sentences(b)) for b in blocks)
+    return min(1.0, len(blocks) * sentences_per_paragraph / n) if n else None
 
 
 def local_coherence(text: str) -> float | None:

@@ -9,6 +9,9 @@ from functools import lru_cache
 _TOKEN = re.compile(r"[a-z0-9]+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\[(])")
 _MARKERS = re.compile(r"\s*\[[^\[\]]*\]")
+# A number a sentence states: not part of a name or key ("GPT-3", "T5", "[R2]"), not a year; "6x", "45%" count.
+_NUMBER = re.compile(r"(?<![\w.\-/])(\d+(?:\.\d+)?)(?=x\b|%|-|\s|[,.;:)]|$)(?!\.\d)")
+_YEAR = re.compile(r"^(?:19|20)\d{2}$")
 STOPWORDS = frozenset([
     "a", "an", "the", "of", "and", "or", "in", "on", "for", "to", "with", "by", "from", "as", "at", "is", "are",
     "was", "were", "be", "been", "this", "that", "these", "those", "it", "its", "their", "they", "we", "our",
@@ -30,6 +33,11 @@ def content_words(text: str) -> frozenset[str]:
 
 def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
+
+
+def numbers(text: str) -> list[re.Match]:
+    """The numbers ``text`` states (matches, group 1 the number): years and the digits of names and keys left out."""
+    return [m for m in _NUMBER.finditer(text) if not _YEAR.match(m.group(1))]
 
 
 def strip_markers(text: str) -> str:

@@ -28,8 +28,8 @@ def make_client(tmp_path):
     sleeps: list[float] = []
 
     def factory(server, *, cache_mode="read_write", **overrides) -> LLMClient:
-        settings = {"api_key_env": "", "max_retries": 3, "timeout_s": 5.0, **overrides}
-        cfg = LLMConfig(provider="openai", base_url=server.base_url, model="scripted-model",
+        settings = {"api_key_env": "", "max_retries": 3, "timeout_s": 5.0, "model": "scripted-model", **overrides}
+        cfg = LLMConfig(provider="openai", base_url=server.base_url,
                         cache_mode=cache_mode, cache_dir=str(tmp_path / "cache"), **settings)
         client = LLMClient(cfg, cache=ResponseCache(cfg.cache_path, cache_mode), sleep=sleeps.append)
         client.sleeps = sleeps

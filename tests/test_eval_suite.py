@@ -180,3 +180,27 @@ def test_judges_come_from_params_and_override_the_llm_block():
     judges = judges_from_params(params)
     assert [j.name for j in judges][1] == "remote" and judges[0].name.startswith("judge1:")
     assert judges[1].client.endpoint == "http://127.0.0.1:9/v1" and judges[1].client.model == "m"
+
+
+def test_grounding_measures_copies_unsupported_numbers_and_missing_paragraphs():
+    example = EvalExample(
+        "t3", "T", "abstract", "", (EvalReference("a", "Scaling", "Scaling models gains 25.4 points on benchmarks."),
+                                    EvalReference("b", "Attention", "The transformer relies entirely on attention "
+                                                                    "layers and drops recurrence and convolutions.")),
+        ("a", "b"), "R", {"R1": "a", "R2": "b"})
+    stated = "Larger models gain 25.4 points [R1]. The model needs no recurrence [R2]."
+    sections = {
+        "stated": stated,
+        "altered": stated.replace("25.4", "51.8"),
+        "copied": "The transformer relies entirely on attention layers and drops recurrence and convolutions [R2].",
+        "block": " ".join(["Attention models are strong [R2].", *(f"Sentence {w} on scaling [R1]." for w in "abcdefghij")]),
+        "paragraphs": "\n\n".join(f"Sentence {w} about scaling models [R1]. Another on {w} [R1]." for w in "abcde"),
+    }
+    scores = Evaluator({}).score([{"system": k, "example": "t3", "text": v} for k, v in sections.items()], [example],
+                                 metrics=["grounding"], progress=False)
+    values = {k: _values(scores, k) for k in sections}
+    assert values["stated"]["number_support"] == 1.0 and values["altered"]["number_support"] == 0.0
+    assert "number_support" not in values["copied"]  # no number stated: unavailable, never 1.0
+    assert values["copied"]["copied_sentences_rate"] == 1.0 and values["stated"]["copied_sentences_rate"] == 0.0
+    assert values["block"]["paragraphing"] == pytest.approx(5 / 11)  # one block of 11 sentences, five a paragraph
+    assert values["paragraphs"]["paragraphing"] == 1.0 and values["stated"]["paragraphing"] == 1.0

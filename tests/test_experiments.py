@@ -322,3 +322,16 @@ def test_a_replay_miss_is_an_error_never_a_fallback_or_a_missing_judgement(make_
     with pytest.raises(CacheMissError):  # the judge does not count it as a missing judgement
         ask(client, [{"role": "user", "content": "grade this"}], JudgeAnswer, caller=Caller("eval", "judge"))
     assert not scripted_server.requests  # replay never reached the endpoint
+
+
+def test_a_claim_is_altered_only_where_its_cited_abstract_states_it_never_inside_a_key_or_a_name():
+    gold = "GPT-3 learns in context from a few examples [R2]. Masked pretraining transfers to many tasks [R2]."
+    sources = {"R2": "Pretraining a bidirectional encoder with masked tokens transfers to many tasks.",
+               "R3": "Reward models learn from human comparisons."}
+    out = disc.degrade(gold, "claim_altered", other="", sources=sources)
+    assert "GPT-3" in out and out.count("[R2]") == 2  # the 3 of a name and the 2 of a key are not claims
+    changed = [(b, a) for b, a in zip(sentences(gold), sentences(out), strict=True) if a != b]
+    assert len(changed) == 1 and changed[0][0].startswith("Masked")  # a finding its abstract states: "many" → "few"
+    assert "few tasks" in changed[0][1]
+    with pytest.raises(ValueError, match="could be altered"):  # nothing the abstract states: no claim to alter
+        disc.degrade("Graphs vote for sentences [R3].", "claim_altered", other="", sources={"R3": "Image data."})

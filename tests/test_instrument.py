@@ -142,6 +142,31 @@ def test_the_discrimination_test_runs_every_instrument_per_judge(make_client):
     summary = check.summary().set_index("instrument")
     assert summary.loc[COMPOSITE, "pairs"] == 4 and summary.loc[COMPOSITE, "worst"] == 1.0
 
+    with ScriptedOpenAIServer(default=Step(content=answer)) as server:  # the absolute judge on one paper only
+        part = disc.instrument_discrimination(params, examples, judges=[Judge("j", make_client(server))],
+                                              absolute={"b"})
+    table = part.table.set_index(["instrument", "damage"])
+    assert table.loc[("judge:overall", "citations_removed"), "pairs"] == 1  # paper b's pair only
+    assert table.loc[(COMPOSITE, "citations_removed"), "pairs"] == 2
+
+
+def test_with_the_papers_judges_each_judges_discrimination_stands_side_by_side(make_client):
+    params = load_params("quick", {"instrument": {"entailment": False, "damages": ["paragraph_repeated"]}})
+    shorter = _chooser(lambda a, b: "A" if len(a) <= len(b) else "B")
+    first = _chooser(lambda a, b: "A")  # a judge that always picks the section shown first
+
+    with ScriptedOpenAIServer(default=Step(content=shorter)) as one, \
+            ScriptedOpenAIServer(default=Step(content=first)) as two:
+        check = disc.instrument_discrimination(params,
+                                               [_example("a"), _example("b")], absolute=False,
+                                               judges=[Judge("gpt-4o", make_client(one, model="gpt-4o")),
+                                                       Judge("claude", make_client(two, model="claude"))])
+    pairwise = check.table[check.table.instrument == "pairwise:overall"].set_index("judge")
+    assert list(pairwise.index) == ["gpt-4o", "claude"]
+    assert pairwise.loc["gpt-4o", "correct"] == 1.0 and pairwise.loc["claude", "ties"] == 1.0
+    consistency = check.consistency.set_index("judge")["consistent"]
+    assert consistency["gpt-4o"] == 1.0 and consistency["claude"] == 0.0  # "A" both ways: the orders disagree
+
 
 def _pairs(rows):
     return pd.DataFrame([{"example": e, "first": "gold", "second": "dmg", "instrument": m, "verdict": 0.0,

@@ -41,8 +41,9 @@ from crewlib.eval.records import EvalExample
 from crewlib.llm import Caller
 
 # Each measure and its direction: +1 when more is better, −1 when less is.
-MEASURES = {"citation_recall": 1, "support": 1, "claim_support": 1, "coherence": 1, "repeated_sentences_rate": -1,
-            "first_person_rate": -1, "uncited_claims_rate": -1, "truncated": -1}
+MEASURES = {"citation_recall": 1, "support": 1, "claim_support": 1, "number_support": 1, "coherence": 1,
+            "paragraphing": 1, "repeated_sentences_rate": -1, "first_person_rate": -1, "uncited_claims_rate": -1,
+            "copied_sentences_rate": -1, "truncated": -1}
 COMPOSITE = "composite"
 
 
@@ -51,6 +52,7 @@ class InstrumentSettings:
     """The ``instrument`` block of the params; the defaults are ``params/quick.yaml``'s."""
 
     papers: Literal["all", "evaluation"] = from_quick("instrument.papers")
+    absolute_papers: Literal["all", "evaluation"] = from_quick("instrument.absolute_papers")
     damages: tuple[str, ...] = field(default_factory=lambda: tuple(default("instrument.damages")))
     keyed_gold: bool = from_quick("instrument.keyed_gold")
     pairwise_dimensions: tuple[str, ...] = field(

@@ -25,7 +25,10 @@ Metric groups and their papers (definitions in the modules named, and docs/metho
   sentences that the cited works' titles and abstracts support lexically (``output.support_threshold``) and
   their mean lexical support (``support``; 0 when nothing is cited), per sentence the rates of repeated,
   first-person and uncited-claim sentences, whether the text ends inside a sentence (``truncated``), and the
-  local coherence of adjacent sentences (``coherence``, :func:`crewlib.sections.local_coherence`).
+  local coherence of adjacent sentences (``coherence``, :func:`crewlib.sections.local_coherence`), the share of
+  the numbers cited sentences state that their cited abstracts state too (``number_support``), how far the
+  text is cut into paragraphs (``paragraphing``, ``eval.paragraph_sentences``) and the rate of sentences copied
+  from an abstract (``copied_sentences_rate``, ``eval.copy_words`` consecutive words).
 - ``judge`` (CREW: Coverage, Logic, Relevance), ``rwgbench_judge`` (RWGBench: Coherence,
   Organisation, Fluency, Academic style), ``tq`` (MA-RWG text quality) — LLM judges, 1–5.
 - ``soft_recall`` (RWGBench, NLI-graded), ``claim_support`` (with MA-RWG's ClaP and CitP),
@@ -67,7 +70,16 @@ from crewlib.eval.llm_metrics import (
 from crewlib.eval.records import EvalExample
 from crewlib.eval.text_metrics import BERTSCORE_LABEL, bertscore, rouge
 from crewlib.llm import Caller, Ledger
-from crewlib.sections import OutputChecks, count_faults, is_truncated, local_coherence, support_scores
+from crewlib.sections import (
+    OutputChecks,
+    copied_sentences,
+    count_faults,
+    is_truncated,
+    local_coherence,
+    number_support,
+    paragraphing,
+    support_scores,
+)
 from crewlib.text import sentences, strip_markers
 
 REFERENCE_METRICS = ("citation", "rouge", "bertscore", "soft_recall_cosine", "topical_relevance", "pss", "sn",
@@ -91,6 +103,8 @@ class EvalSettings:
     max_nli_pairs: int = from_quick("eval.max_nli_pairs")  # (sentence, cited paper) pairs labelled per output
     max_function_sentences: int = from_quick("eval.max_function_sentences")  # citing sentences classified per text
     judge_max_tokens: int = from_quick("eval.judge_max_tokens")
+    copy_words: int = from_quick("eval.copy_words")  # consecutive words shared with an abstract: a copied sentence
+    paragraph_sentences: int = from_quick("eval.paragraph_sentences")  # a paragraph's length for `paragraphing`
     workers: int = from_quick("eval.workers")
 
     @classmethod
@@ -318,12 +332,18 @@ class Evaluator:
         faults = count_faults(item.text, sources, checks)
         n, cited = max(faults["sentences"], 1), faults["cited_sentences"]
         coherence = local_coherence(item.text)
+        numbers_ = number_support(item.text, sources)
+        structure = paragraphing(item.text, self.settings.paragraph_sentences)
         return {"supported_share": 1 - faults["unsupported"] / cited if cited
                 else Unavailable("no sentence cites a known reference"),
                 "support": float(np.mean(support_scores(item.text, sources))) if cited else 0.0,
                 "coherence": coherence if coherence is not None
                 else Unavailable("no paragraph holds two sentences"),
                 "truncated": float(is_truncated(item.text)),
+                "number_support": numbers_ if numbers_ is not None
+                else Unavailable("no cited sentence states a number"),
+                "paragraphing": structure if structure is not None else Unavailable("the text is empty"),
+                "copied_sentences_rate": copied_sentences(item.text, sources, self.settings.copy_words) / n,
                 **{f"{name}_rate": faults[name] / n for name in ("repeated_sentences", "first_person",
                                                                   "uncited_claims")}}
 

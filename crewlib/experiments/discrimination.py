@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
@@ -47,7 +47,7 @@ from crewlib.eval.instrument import (
 )
 from crewlib.eval.llm_metrics import Judge
 from crewlib.sections import paragraphs
-from crewlib.text import content_words, sentences, strip_markers
+from crewlib.text import content_words, numbers, sentences, strip_markers, tokens
 
 LEGACY_DAMAGES = ("paragraph_repeated", "citations_removed", "sentences_shuffled", "cut_mid_sentence",
                   "wrong_paper_paragraph")  # the five of the recorded answers (params/recorded.yaml)
@@ -55,8 +55,6 @@ DEGRADATIONS = (*LEGACY_DAMAGES, "claims_swapped", "claim_altered", "half_citati
 GOLD = "gold"
 _YEAR_PARENTHESES = re.compile(r"[ \t]*\([^()]*\b(?:19|20)\d{2}[a-z]?\b[^()]*\)")  # (Smith et al., 2020; Doe 2019)
 _KEY_GROUP = re.compile(r"\s*\[R\d+(?:\s*[,;]\s*R\d+)*\]")
-_NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?![\w.]*\d)")
-_YEARLIKE = re.compile(r"^(?:19|20)\d{2}$")
 # Findings turned around: a word of a result and its opposite (both directions).
 _OPPOSITES = dict(pair for a, b in [
     ("outperforms", "underperforms"), ("outperform", "underperform"), ("improves", "degrades"),
@@ -162,22 +160,25 @@ def _cited(parts: list[list[str]]) -> list[tuple[int, int, list[str]]]:
 
 
 def _alter(sentence: str, evidence: str, other: str, step: str) -> str | None:
-    """``sentence`` saying what ``evidence`` does not, or None. ``step``: ``number`` (a number changed),
-    ``finding`` (a finding turned around) or ``word`` (a word ``evidence`` uses replaced by one of ``other``,
-    another work's abstract)."""
+    """``sentence`` saying what ``evidence`` does not where the two agreed, or None. ``step``: ``number`` (a number
+    both state changed), ``finding`` (a finding word both use turned around) or ``word`` (a word ``evidence`` uses
+    replaced by one of ``other``, another work's abstract). The change is never inside a citation or a name."""
     if step == "number":
-        for match in _NUMBER.finditer(strip_markers(sentence)):
+        stated = {m.group(1) for m in numbers(evidence)}
+        for match in numbers(sentence):
             number = match.group(1)
-            if _YEARLIKE.match(number):
-                continue
-            value = float(number)
-            changed = f"{value * 2 + 1:.{len(number.split('.')[1])}f}" if "." in number else str(int(value) * 2 + 3)
-            return sentence.replace(number, changed, 1)
+            if number in stated:
+                value = float(number)
+                changed = (f"{value * 2 + 1:.{len(number.split('.')[1])}f}" if "." in number
+                           else str(int(value) * 2 + 3))
+                return sentence[:match.start(1)] + changed + sentence[match.end(1):]
         return None
     if step == "finding":
-        for word in re.findall(r"[A-Za-z]+", strip_markers(sentence)):
-            if word.lower() in _OPPOSITES:
-                return re.sub(rf"\b{word}\b", _OPPOSITES[word.lower()], sentence, count=1)
+        used = set(tokens(evidence))
+        for match in re.finditer(r"\b[a-z]+\b", sentence):
+            opposite = _OPPOSITES.get(match.group(0))
+            if opposite and match.group(0) in used and opposite not in used:
+                return sentence[:match.start()] + opposite + sentence[match.end():]
         return None
     shared = [w for w in re.findall(r"[A-Za-z]{5,}", strip_markers(sentence))
               if w.lower() in content_words(evidence) and w[0].islower()]
@@ -342,14 +343,16 @@ def verdict_table(found: pd.DataFrame) -> pd.DataFrame:
 
 
 def instrument_discrimination(params: dict, examples: Sequence[EvalExample], *, judges: Sequence[Judge] | None = None,
-                              seed: int = 0, absolute: bool = True, progress: bool = False) -> InstrumentCheck:
+                              seed: int = 0, absolute: bool | Collection[str] = True,
+                              progress: bool = False) -> InstrumentCheck:
     """Every instrument of ``instrument`` in the params on the gold sections of ``examples`` against their
     damages: the grounded measures, and per judge its absolute scores, its pairwise preferences and the composite.
 
     The measures always read the keyed gold (a citation they cannot resolve would count as none); the judges read
     it keyed too, unless ``instrument.keyed_gold`` is off (the recorded answers judged the author–year gold): then
     they read the same gold and damages with the author–year citations. ``absolute``: False leaves the absolute
-    1–5 judge out (three calls a text; the benchmark's cheaper run)."""
+    1–5 judge out (a call per dimension and text; the benchmark's cheaper run); a collection of example ids: the
+    absolute judge on those papers' pairs only (``instrument.absolute_papers: evaluation``)."""
     settings = InstrumentSettings.from_params(params)
     measured = degraded_outputs(examples, kinds=settings.damages, seed=seed, keyed=True)
     outputs = measured if settings.keyed_gold else degraded_outputs(examples, kinds=settings.damages, seed=seed)
@@ -363,7 +366,8 @@ def instrument_discrimination(params: dict, examples: Sequence[EvalExample], *, 
         evaluator = Evaluator(params, judges=[judge])
         scores = evaluator.score(measured, examples, metrics=settings.groups, progress=progress)
         if absolute:
-            scores = pd.concat([scores, evaluator.score(outputs, examples, metrics=["judge"], progress=progress)])
+            judged = outputs if absolute is True else outputs[outputs.example.isin(set(absolute))]
+            scores = pd.concat([scores, evaluator.score(judged, examples, metrics=["judge"], progress=progress)])
         prefs = pairwise_table(judge, [(by_id[e], a, texts[(e, a)], b, texts[(e, b)]) for e, a, b in pairs],
                                settings.pairwise_dimensions, max_tokens=settings.max_tokens,
                                retries=int(params["eval"]["judge_retries"]), workers=workers)

@@ -174,7 +174,7 @@ def run_main_results(params: dict, *, systems: Sequence[str] = tuple(SYSTEMS), t
         settings = InstrumentSettings.from_params(params)
         checked = discrimination.instrument_discrimination(
             params, discrimination_examples(params, eval_examples, settings), judges=evaluator.judges,
-            progress=progress)
+            absolute=settings.absolute_papers == "all" or {e.example_id for e in eval_examples}, progress=progress)
         if "crew" in systems:
             found = paired.compare_on_instrument(params, frame, scores, eval_examples, systems, evaluator=evaluator,
                                                  progress=progress)
