@@ -193,7 +193,8 @@ def test_grounding_measures_copies_unsupported_numbers_and_missing_paragraphs():
         "stated": stated,
         "altered": stated.replace("25.4", "51.8"),
         "copied": "The transformer relies entirely on attention layers and drops recurrence and convolutions [R2].",
-        "block": " ".join(["Attention models are strong [R2].", *(f"Sentence {w} on scaling [R1]." for w in "abcdefghij")]),
+        "block": " ".join(["Attention models are strong [R2].",
+                           *(f"Sentence {w} on scaling [R1]." for w in "abcdefghij")]),
         "paragraphs": "\n\n".join(f"Sentence {w} about scaling models [R1]. Another on {w} [R1]." for w in "abcde"),
     }
     scores = Evaluator({}).score([{"system": k, "example": "t3", "text": v} for k, v in sections.items()], [example],

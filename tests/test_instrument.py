@@ -14,6 +14,7 @@ from crewlib.data.records import Reference, RWGExample
 from crewlib.eval import EvalExample
 from crewlib.eval.instrument import (
     COMPOSITE,
+    OFFLINE_COMPOSITE,
     InstrumentSettings,
     composite_delta,
     pairwise_preference,
@@ -95,6 +96,10 @@ def test_the_composite_weighs_each_measure_by_its_direction_and_the_preference_l
     # a preference cannot outvote a measured difference larger than its weight
     assert composite_delta({"support": 0.8}, {"support": 0.7}, -1.0, SETTINGS) > 0
     assert composite_delta({"support": 0.8}, {"coherence": 0.1}, None, SETTINGS) == 0  # measured on one side only
+    entailed = {"support": 0.7, "claim_support": 1.0}
+    assert composite_delta(entailed, {"support": 0.7, "claim_support": 0.5}, 1.0, SETTINGS) == pytest.approx(
+        0.5 + SETTINGS.pairwise_weight)
+    assert composite_delta(entailed, {"support": 0.7, "claim_support": 0.5}, 1.0, SETTINGS, llm=False) == 0
     with pytest.raises(ValueError, match="unknown measures"):
         InstrumentSettings.from_params(load_params("quick", {"instrument": {"weights": {"rouge_l": 1}}}))
 
@@ -186,12 +191,16 @@ def test_calibration_weighs_the_measure_that_separates_and_is_reported_on_the_ot
         calibrate(_pairs({}), ["support"])
 
 
-def _found(deltas: dict[str, list[float]], judge: dict[str, list[float]] | None = None) -> pd.DataFrame:
+def _found(deltas: dict[str, list[float]], judge: dict[str, list[float]] | None = None, *,
+           llm: bool = True) -> pd.DataFrame:
     rows = []
     for system, values in deltas.items():
         for i, d in enumerate(values):
             rows.append({"example": f"p{i}", "first": "crew", "second": system, "instrument": COMPOSITE,
                          "verdict": float(np.sign(d)), "delta": d})
+            if llm:  # the pairwise judge asked: the composite with the LLM's parts
+                rows.append({"example": f"p{i}", "first": "crew", "second": system, "instrument": "pairwise:overall",
+                             "verdict": 0.0, "delta": 0.0})
             if judge:
                 rows.append({"example": f"p{i}", "first": "crew", "second": system, "instrument": "judge:overall",
                              "verdict": float(np.sign(judge[system][i])), "delta": judge[system][i]})
@@ -219,3 +228,9 @@ def test_the_paired_table_counts_wins_ties_losses_and_tests_their_sign():
     strong = weak.assign(correct=1.0)
     assert conclusion(table, strong, unit="cluster").endswith("at least 100% for every damage.")
     assert conclusion(table, None, unit="cluster").startswith("On the instrument, cluster by cluster (7 clusters)")
+    # without the LLM's parts the table says so, and its sentence reads that composite's discrimination
+    offline = paired_table(_found({"srw": [0.5, 0.2, 0.3, 0.1, 0.4, 0.6, 0.2]}, llm=False))
+    assert offline.loc["srw", "instrument"] == OFFLINE_COMPOSITE and table.loc["srw", "instrument"] == COMPOSITE
+    both = pd.concat([weak, strong.assign(instrument=OFFLINE_COMPOSITE)])
+    text = conclusion(offline, both)
+    assert text.startswith("On the instrument without its LLM parts, paper by paper") and "100% for every" in text

@@ -45,6 +45,8 @@ MEASURES = {"citation_recall": 1, "support": 1, "claim_support": 1, "number_supp
             "paragraphing": 1, "repeated_sentences_rate": -1, "first_person_rate": -1, "uncited_claims_rate": -1,
             "copied_sentences_rate": -1, "truncated": -1}
 COMPOSITE = "composite"
+OFFLINE_COMPOSITE = "composite without the LLM"  # the same sum without claim_support and the pairwise preference
+LLM_MEASURES = frozenset({"claim_support"})
 
 
 @dataclass(frozen=True)
@@ -155,10 +157,13 @@ def position_consistency(preferences: pd.DataFrame) -> pd.DataFrame:
 
 
 def composite_delta(first: Mapping[str, float], second: Mapping[str, float], preference: float | None,
-                    settings: InstrumentSettings) -> float:
-    """The composite's difference first − second: weighted measure differences plus the weighted preference."""
+                    settings: InstrumentSettings, *, llm: bool = True) -> float:
+    """The composite's difference first − second: weighted measure differences plus the weighted preference;
+    ``llm`` False: without the LLM's parts (:data:`OFFLINE_COMPOSITE`)."""
+    if not llm:
+        preference = None
     delta = sum(w * MEASURES[m] * (first[m] - second[m]) for m, w in settings.weights.items()
-                if pd.notna(first.get(m)) and pd.notna(second.get(m)))
+                if (llm or m not in LLM_MEASURES) and pd.notna(first.get(m)) and pd.notna(second.get(m)))
     return float(delta + settings.pairwise_weight * (preference if preference is not None and pd.notna(preference)
                                                      else 0.0))
 
@@ -167,7 +172,8 @@ def verdicts(scores: pd.DataFrame, preferences: pd.DataFrame | None, pairs: Sequ
              settings: InstrumentSettings, *, judge_dimension: str = "overall") -> pd.DataFrame:
     """One verdict per (example, first, second) and instrument: each measure (by its direction), the absolute
     judge's dimensions (``judge:<dimension>``, from ``judge_<dimension>`` scores), the pairwise judge
-    (``pairwise:<dimension>``) and the composite (with the pairwise preference on ``judge_dimension``).
+    (``pairwise:<dimension>``), the composite (with the pairwise preference on ``judge_dimension``) and the
+    composite without the LLM's parts.
 
     Rows ``example, first, second, instrument, verdict, delta``; verdict +1 / 0 / −1, NaN when a side has no value.
     """
@@ -185,6 +191,7 @@ def verdicts(scores: pd.DataFrame, preferences: pd.DataFrame | None, pairs: Sequ
             differences[f"pairwise:{dimension}"] = prefs.get((example, first, second, dimension), np.nan)
         preference = prefs.get((example, first, second, judge_dimension))
         differences[COMPOSITE] = composite_delta(a, b, preference, settings)
+        differences[OFFLINE_COMPOSITE] = composite_delta(a, b, None, settings, llm=False)
         for instrument, delta in differences.items():
             rows.append({"example": example, "first": first, "second": second, "instrument": instrument,
                          "verdict": float(np.sign(delta)) if pd.notna(delta) else np.nan, "delta": delta})

@@ -17,7 +17,15 @@ import pandas as pd
 from scipy import stats
 
 from crewlib.eval import EvalExample
-from crewlib.eval.instrument import COMPOSITE, InstrumentSettings, pairwise_table, rekey, verdicts
+from crewlib.eval.instrument import (
+    COMPOSITE,
+    LLM_MEASURES,
+    OFFLINE_COMPOSITE,
+    InstrumentSettings,
+    pairwise_table,
+    rekey,
+    verdicts,
+)
 from crewlib.eval.llm_metrics import Judge
 from crewlib.experiments.tables import bootstrap_ci
 
@@ -46,7 +54,11 @@ def instrument_verdicts(frame: pd.DataFrame, scores: pd.DataFrame, examples: Seq
 def paired_table(found: pd.DataFrame, *, paper_differences: Mapping[str, float] | None = None,
                  seed: int = 0) -> pd.DataFrame:
     """Per system: papers, CREW better / tie / worse on the composite, mean composite difference [95% CI], the
-    sign test, the absolute judge's mean Overall difference and the paper's Overall difference."""
+    sign test, the absolute judge's mean Overall difference and the paper's Overall difference, and which
+    composite it was (``instrument``: :data:`OFFLINE_COMPOSITE` when the verdicts hold no answer of the LLM, i.e.
+    ``instrument.entailment`` off and no pairwise dimension)."""
+    llm = found.instrument.str.startswith("pairwise:").any() or found[
+        found.instrument.isin(LLM_MEASURES)].delta.notna().any()
     rows = []
     for system, part in found.groupby("second", sort=False):
         composite = part[part.instrument == COMPOSITE].dropna(subset=["delta"])
@@ -59,7 +71,8 @@ def paired_table(found: pd.DataFrame, *, paper_differences: Mapping[str, float] 
                      "ci_low": low, "ci_high": high,
                      "sign test p": stats.binomtest(wins, wins + losses, 0.5).pvalue if wins + losses else np.nan,
                      "judge Overall Δ": judge.delta.mean() if len(judge) else np.nan,
-                     "paper Overall Δ": (paper_differences or {}).get(system, np.nan)})
+                     "paper Overall Δ": (paper_differences or {}).get(system, np.nan),
+                     "instrument": COMPOSITE if llm else OFFLINE_COMPOSITE})
     return pd.DataFrame(rows).set_index("system")
 
 
@@ -68,13 +81,14 @@ def conclusion(table: pd.DataFrame, discrimination: pd.DataFrame | None, *, alph
     """The sentence the paired table ends with: what the paired result says, and how far the instrument that
     measured it can be trusted (its worst damage kind in the discrimination test)."""
     trust = ""
+    instrument = table["instrument"].iloc[0] if len(table) and "instrument" in table else COMPOSITE
     if discrimination is not None and not discrimination.empty:
-        part = discrimination[discrimination.instrument == COMPOSITE]
+        part = discrimination[discrimination.instrument == instrument]
         if not part.empty:
             worst = part.loc[part.correct.idxmin()]
             overall = float((part.correct * part.pairs).sum() / part.pairs.sum())
             kinds = part.damage.nunique()
-            trust = (f" The instrument ranks a gold section above its damaged copy in {overall:.0%} of "
+            trust = (f" That instrument ranks a gold section above its damaged copy in {overall:.0%} of "
                      f"{int(part.pairs.sum())} pairs ({kinds} damages), "
                      + (f"{worst.correct:.0%} for its worst damage ({worst.damage.replace('_', ' ')}), below the "
                         f"{target:.0%} it should reach: read these verdicts with that in mind."
@@ -90,7 +104,8 @@ def conclusion(table: pd.DataFrame, discrimination: pd.DataFrame | None, *, alph
     if undecided:
         parts.append(f"the {unit}s give no evidence either way against {', '.join(undecided)}")
     papers = int(table.papers.max()) if len(table) else 0
-    return f"On the instrument, {unit} by {unit} ({papers} {unit}s): " + "; ".join(parts) + "." + trust
+    name = "the instrument" if instrument == COMPOSITE else "the instrument without its LLM parts"
+    return f"On {name}, {unit} by {unit} ({papers} {unit}s): " + "; ".join(parts) + "." + trust
 
 
 def compare_on_instrument(params: dict, frame: pd.DataFrame, scores: pd.DataFrame, examples: Sequence[EvalExample],
