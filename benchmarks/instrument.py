@@ -30,7 +30,7 @@ from crewlib.tasks import build_tasks  # noqa: E402
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--params", default="quick")
-    parser.add_argument("--papers", choices=["all", "evaluation"], default=None,
+    parser.add_argument("--papers", choices=["all", "evaluation", "holdout"], default=None,
                         help="the discrimination set (default: instrument.papers)")
     parser.add_argument("--no-absolute", action="store_true", help="leave the absolute 1-5 judge out")
     args = parser.parse_args()

@@ -196,7 +196,7 @@ class Eval(Block):
 
 
 class Instrument(Block):
-    papers: Literal["all", "evaluation"]
+    papers: Literal["all", "evaluation", "holdout"]
     absolute_papers: Literal["all", "evaluation"]
     damages: list[str] = Field(min_length=1)
     keyed_gold: bool

@@ -194,6 +194,19 @@ def test_every_damage_of_the_bundled_sample_applies_and_differs_from_the_gold():
     assert all(disc.keyed_gold(e)[1] == 0 for e in examples)  # every author-year citation became a key
 
 
+def test_the_held_out_papers_load_and_every_damage_applies_to_them():
+    from crewlib.eval.instrument import InstrumentSettings
+    from crewlib.experiments.main_results import discrimination_examples
+
+    params = load_params("quick", {"instrument": {"papers": "holdout"}})
+    held_out = discrimination_examples(params, [], InstrumentSettings.from_params(params))
+    sample = {e.example_id for e in discrimination_examples(PARAMS, [], InstrumentSettings.from_params(PARAMS))}
+    assert len(held_out) >= 9 and not sample & {e.example_id for e in held_out}  # papers the design never saw
+    out = disc.degraded_outputs(held_out, kinds=disc.DEGRADATIONS, keyed=True)
+    assert out.attrs["skipped"] == [] and len(out) == len(held_out) * (1 + len(disc.DEGRADATIONS))
+    assert len(out) - len(held_out) >= 80 and all(disc.keyed_gold(e)[1] == 0 for e in held_out)
+
+
 def test_degradation_needs_a_gold_and_two_examples():
     with pytest.raises(ValueError, match="empty"):
         disc.degrade("  ", "paragraph_repeated", other="x")

@@ -45,6 +45,9 @@ SAMPLE_FILES = {
     "multinews": SAMPLE_DIR / "multinews_sample.jsonl",
     "arxiv": SAMPLE_DIR / "arxiv_sample.jsonl",
     "pubmed": SAMPLE_DIR / "pubmed_sample.jsonl",
+    # OARelatedWork rows of papers written after the instrument's design, read only by its discrimination test
+    # (instrument.papers: holdout; docs/method.md, "The instrument")
+    "instrument_holdout": SAMPLE_DIR / "instrument_holdout.jsonl",
 }
 HUB_NAMES = {
     "oarelatedwork": "BUT-FIT/OARelatedWork",

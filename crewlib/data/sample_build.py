@@ -165,6 +165,8 @@ def build_all(authoring: Path = AUTHORING) -> dict[str, str]:
         "multinews": build_multinews_rows(load("multinews.json")),
         "arxiv": build_long_document_rows(load("long_documents.json"), "arxiv"),
         "pubmed": build_long_document_rows(load("long_documents.json"), "pubmed"),
+        "instrument_holdout": build_oarelatedwork_rows(
+            load("rwg_papers.json") + load("instrument_holdout_papers.json"), load("instrument_holdout_targets.json")),
     }
     return {task: "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows) for task, rows in outputs.items()}
 

@@ -53,7 +53,7 @@ LLM_MEASURES = frozenset({"claim_support"})
 class InstrumentSettings:
     """The ``instrument`` block of the params; the defaults are ``params/quick.yaml``'s."""
 
-    papers: Literal["all", "evaluation"] = from_quick("instrument.papers")
+    papers: Literal["all", "evaluation", "holdout"] = from_quick("instrument.papers")
     absolute_papers: Literal["all", "evaluation"] = from_quick("instrument.absolute_papers")
     damages: tuple[str, ...] = field(default_factory=lambda: tuple(default("instrument.damages")))
     keyed_gold: bool = from_quick("instrument.keyed_gold")

@@ -22,6 +22,7 @@ import pandas as pd
 
 from crewlib.baselines import SYSTEMS
 from crewlib.config import load_params, resolve_path
+from crewlib.data.loaders import SAMPLE_FILES, load_oarelatedwork
 from crewlib.data.records import RWGExample
 from crewlib.eval import EvalExample, Evaluator
 from crewlib.eval.instrument import InstrumentSettings
@@ -188,10 +189,14 @@ def run_main_results(params: dict, *, systems: Sequence[str] = tuple(SYSTEMS), t
 
 def discrimination_examples(params: dict, evaluation: Sequence[EvalExample],
                             settings: InstrumentSettings) -> list[EvalExample]:
-    """The papers of the discrimination test: the evaluation targets, or every paper of the data with a gold
-    section (``instrument.papers: all``: training targets too)."""
+    """The papers of the discrimination test: the evaluation targets, every paper of the data with a gold
+    section (``instrument.papers: all``: training targets too), or the held-out papers written after the
+    instrument was designed (``holdout``: the bundled ``instrument_holdout.jsonl``)."""
     if settings.papers == "evaluation":
         return list(evaluation)
+    if settings.papers == "holdout":
+        rows, _ = load_oarelatedwork(SAMPLE_FILES["instrument_holdout"])
+        return [EvalExample.from_rwg(e) for e in rows if e.gold_related_work.strip()]
     return [EvalExample.from_rwg(e) for e in build_tasks(params).examples.values() if e.gold_related_work.strip()]
 
 
