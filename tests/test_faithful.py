@@ -97,6 +97,7 @@ class _Exploit:
         return (Path.touch, (Path(_Exploit.marker),))
 
 
+@pytest.mark.filterwarnings("ignore:Detected pickle protocol")  # the crafted file is written with protocol 4
 def test_a_checkpoint_that_would_run_code_is_refused(tmp_path):
     _Exploit.marker = str(tmp_path / "pwned")
     path = tmp_path / "evil.pt"
