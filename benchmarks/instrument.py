@@ -23,7 +23,7 @@ from crewlib.config import load_params, resolve_path  # noqa: E402
 from crewlib.eval import EvalExample  # noqa: E402
 from crewlib.eval.instrument import InstrumentSettings  # noqa: E402
 from crewlib.experiments.discrimination import instrument_discrimination  # noqa: E402
-from crewlib.experiments.main_results import discrimination_examples  # noqa: E402
+from crewlib.experiments.main_results import absolute_judged, discrimination_examples  # noqa: E402
 from crewlib.tasks import build_tasks  # noqa: E402
 
 
@@ -38,8 +38,8 @@ def main() -> None:
     settings = InstrumentSettings.from_params(params)
     evaluation = [EvalExample.from_rwg(e) for e, _ in build_tasks(params).evaluation]
     examples = discrimination_examples(params, evaluation, settings)
-    absolute = settings.absolute_papers == "all" or {e.example_id for e in evaluation}
-    check = instrument_discrimination(params, examples, absolute=not args.no_absolute and absolute, progress=True)
+    absolute = not args.no_absolute and absolute_judged(settings, evaluation)
+    check = instrument_discrimination(params, examples, absolute=absolute, progress=True)
     out = resolve_path("outputs/instrument")
     out.mkdir(parents=True, exist_ok=True)
     for name in ("table", "scores", "preferences", "verdicts", "consistency"):

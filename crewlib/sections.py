@@ -456,9 +456,12 @@ def _ngrams(words: tuple[str, ...], n: int) -> set[tuple[str, ...]]:
 def number_support(text: str, sources: Mapping[str, str]) -> float | None:
     """Of the numbers the sentences citing a known work state (:func:`crewlib.text.numbers`), the share its cited
     works' evidence states too; None when no cited sentence states a number."""
-    found = [m.group(1) in {e.group(1) for e in numbers(" ".join(sources[k] for k in keys))}
-             for s in (s for p in paragraphs(text) for s in sentences(p))
-             if (keys := _known_keys(s, sources)) for m in numbers(s)]
+    found = []
+    for s in (s for p in paragraphs(text) for s in sentences(p)):
+        stated = numbers(s)
+        if stated and (keys := _known_keys(s, sources)):
+            evidence = {e.group(1) for e in numbers(" ".join(sources[k] for k in keys))}
+            found += [m.group(1) in evidence for m in stated]
     return sum(found) / len(found) if found else None
 
 

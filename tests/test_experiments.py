@@ -195,7 +195,6 @@ def test_every_damage_of_the_bundled_sample_applies_and_differs_from_the_gold():
 
 
 def test_the_held_out_papers_load_and_every_damage_applies_to_them():
-    from crewlib.eval.instrument import InstrumentSettings
     from crewlib.experiments.main_results import discrimination_examples
 
     params = load_params("quick", {"instrument": {"papers": "holdout"}})

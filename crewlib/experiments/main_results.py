@@ -175,7 +175,7 @@ def run_main_results(params: dict, *, systems: Sequence[str] = tuple(SYSTEMS), t
         settings = InstrumentSettings.from_params(params)
         checked = discrimination.instrument_discrimination(
             params, discrimination_examples(params, eval_examples, settings), judges=evaluator.judges,
-            absolute=settings.absolute_papers == "all" or {e.example_id for e in eval_examples}, progress=progress)
+            absolute=absolute_judged(settings, eval_examples), progress=progress)
         if "crew" in systems:
             found = paired.compare_on_instrument(params, frame, scores, eval_examples, systems, evaluator=evaluator,
                                                  progress=progress)
@@ -185,6 +185,12 @@ def run_main_results(params: dict, *, systems: Sequence[str] = tuple(SYSTEMS), t
     ours = paper.our_conditions(params, model=client.model, papers=len(examples), judges=judges,
                                 systems_rounds=rounds)
     return MainResults(generations, scores, examples, tuple(metrics), ours, checked, tuple(systems), found)
+
+
+def absolute_judged(settings: InstrumentSettings, evaluation: Sequence[EvalExample]) -> bool | set[str]:
+    """The papers whose discrimination pairs the absolute 1–5 judge scores (``instrument.absolute_papers``): all
+    (True) or the evaluation targets' ids."""
+    return settings.absolute_papers == "all" or {e.example_id for e in evaluation}
 
 
 def discrimination_examples(params: dict, evaluation: Sequence[EvalExample],
