@@ -18,6 +18,7 @@ from crewlib.env import CrewEnv, EnvConfig
 from crewlib.env.executors import SurrogateExecutor
 from crewlib.env.policies import run_episode
 from crewlib.experiments import run_generations
+from crewlib.experiments.run import settings_folder
 from crewlib.tasks import task_for
 
 # These tests run the pipelines on scripted toy answers; the sentence repairs of the final section are
@@ -202,7 +203,8 @@ def test_crew_without_a_checkpoint_is_unavailable_and_the_runner_records_it(tmp_
     assert pd.isna(crew.text) and "trained controller" in crew.error
     assert extractive.text and pd.isna(extractive.error)
     # The finished generation is kept; the failed one will be retried on the next run.
-    saved = [json.loads(line) for line in (tmp_path / "generations.jsonl").read_text().splitlines()]
+    saved_file = settings_folder(tmp_path, params) / "generations.jsonl"
+    saved = [json.loads(line) for line in saved_file.read_text().splitlines()]
     assert [r["system"] for r in saved] == ["extractive"]
     again = run_generations(["extractive"], [_example()], params, None, out_dir=tmp_path, progress=False).frame()
     assert again.iloc[0].text == extractive.text

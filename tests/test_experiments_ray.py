@@ -10,6 +10,7 @@ from fakes import ScriptedOpenAIServer, Step
 from crewlib.config import load_params
 from crewlib.data.records import Reference, RWGExample
 from crewlib.experiments import read_generations, results_table, run_generations, score
+from crewlib.experiments.run import settings_folder
 from crewlib.llm import connect
 
 ray = pytest.importorskip("ray")
@@ -69,8 +70,8 @@ def test_ray_backend_matches_the_local_backend(tmp_path):
     ours, theirs = _comparable(local), _comparable(remote)
     differing = [c for c in ours.columns if not ours[c].equals(theirs[c])]
     assert not differing, {c: (ours[c].tolist(), theirs[c].tolist()) for c in differing}
-    assert set(read_generations(tmp_path / "local" / "generations.jsonl")) == set(
-        read_generations(tmp_path / "ray" / "generations.jsonl"))
+    assert set(read_generations(settings_folder(tmp_path / "local", local_params) / "generations.jsonl")) == set(
+        read_generations(settings_folder(tmp_path / "ray", ray_params) / "generations.jsonl"))
     assert _cache_entries(tmp_path / "cache_local") == _cache_entries(tmp_path / "cache_ray")  # same keys, answers
     labels = {"citation_verification": "CV", "citation_recall": "recall"}
     tables = [results_table(score(g, examples, local_params, metrics=["citation"]), g.frame(), labels)

@@ -22,6 +22,7 @@ from crewlib.config import ParamsError, load_params
 from crewlib.data.loaders import SAMPLE_FILES, load_oarelatedwork
 from crewlib.data.records import Reference, RWGExample
 from crewlib.experiments import read_generations, run_generations
+from crewlib.experiments.run import settings_folder
 from crewlib.llm import EndpointError, LLMClient, LLMConfig, LLMError, ResponseCache, RetryExhaustedError
 from crewlib.llm.cache import CachedAnswer, canonical_request, request_key
 from crewlib.lock import OutputLockedError, output_lock
@@ -70,7 +71,7 @@ def test_after_retries_a_single_call_system_gets_an_error_row_and_the_run_goes_o
     assert pd.isna(rows.loc[("long_context", "a"), "text"])
     assert "RetryExhaustedError" in rows.loc[("long_context", "a"), "error"]
     assert rows.loc[("extractive", "b"), "text"]  # the run went on
-    saved = read_generations(tmp_path / "generations.jsonl")
+    saved = read_generations(settings_folder(tmp_path, PARAMS) / "generations.jsonl")
     assert set(saved) == {("extractive", "a"), ("extractive", "b")}  # failures are rerun, not saved
 
 
@@ -112,7 +113,7 @@ def test_an_empty_section_is_an_error_row_that_a_rerun_retries(make_client, tmp_
         frame = run_generations(["long_context"], [_example()], PARAMS, make_client(server), out_dir=tmp_path,
                             progress=False).frame()
     assert pd.isna(frame.text.iloc[0]) and "EmptySection" in frame.error.iloc[0]  # meta-text only: nothing left
-    assert not read_generations(tmp_path / "generations.jsonl")
+    assert not read_generations(settings_folder(tmp_path, PARAMS) / "generations.jsonl")
 
 
 def test_an_empty_section_of_an_agent_team_says_which_actions_were_taken(make_client, tmp_path):
@@ -165,7 +166,7 @@ def test_a_hung_endpoint_stops_at_the_call_deadline_which_the_error_names(make_c
 
 # ----------------------------------------------------------------------------- broken files
 def test_a_half_written_generations_line_is_skipped_naming_file_and_line_and_its_pair_reruns(tmp_path, make_client):
-    path = tmp_path / "generations.jsonl"
+    path = settings_folder(tmp_path, PARAMS) / "generations.jsonl"
     first = run_generations(["extractive"], [_example("a")], PARAMS, None, out_dir=tmp_path, progress=False).frame()
     with path.open("a") as fh:
         fh.write('{"system": "extractive", "example": "b", "text": "cut sho')
@@ -205,9 +206,10 @@ def test_lines_that_are_not_objects_or_not_utf8_are_skipped_and_named(tmp_path):
 
 
 def test_a_second_process_on_the_same_output_folder_is_refused_with_the_holder_named(tmp_path):
+    folder = settings_folder(tmp_path, PARAMS)  # where these params' generations live
     holder = subprocess.Popen([sys.executable, "-c", (
         "import sys, time; from crewlib.lock import output_lock\n"
-        f"with output_lock({str(tmp_path)!r}):\n    print('held', flush=True); time.sleep(30)")],
+        f"with output_lock({str(folder)!r}):\n    print('held', flush=True); time.sleep(30)")],
         stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "held"
@@ -216,7 +218,7 @@ def test_a_second_process_on_the_same_output_folder_is_refused_with_the_holder_n
     finally:
         holder.kill()
         holder.wait()
-    with output_lock(tmp_path):  # released by the kernel when the holder died
+    with output_lock(folder):  # released by the kernel when the holder died
         pass
 
 
@@ -292,5 +294,5 @@ def test_a_run_killed_mid_call_repeats_only_the_call_in_flight(tmp_path):
         finished = subprocess.run(args, capture_output=True, text=True, timeout=120)
     assert "finished" in finished.stdout, finished.stderr
     assert len(server.requests) == 3  # example a resumed from generations.jsonl; only b's call again
-    saved = read_generations(tmp_path / "out" / "generations.jsonl")
+    saved = read_generations(next((tmp_path / "out").glob("settings-*/generations.jsonl")))
     assert set(saved) == {("long_context", "a"), ("long_context", "b")}

@@ -29,7 +29,7 @@ def test_each_backbone_writes_through_its_own_endpoint_into_its_own_folder(tmp_p
         assert len(a.requests) == 2 and len(b.requests) == 2  # one long-context prompt per paper, per backbone
     assert run.models == {"small": "model-small", "large": "model-large"}
     assert set(run.generations.backbone) == {"small", "large"} and run.generations.text.notna().all()
-    assert (tmp_path / "out" / "small" / "generations.jsonl").exists()
+    assert list((tmp_path / "out" / "small").glob("settings-*/generations.jsonl"))
     table = run.table()
     assert table.loc[("small", "long_context"), "drafts"] == "2/2"
     assert table.loc[("large", "long_context"), "Overall"] == "unavailable"  # the judge group was not run

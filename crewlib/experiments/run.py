@@ -34,6 +34,7 @@ from tqdm.auto import tqdm
 
 from crewlib.baselines import SYSTEMS, SystemUnavailableError, make_system, system_class
 from crewlib.baselines.base import Generation
+from crewlib.config import params_fingerprint
 from crewlib.data.records import RWGExample
 from crewlib.llm import LLMClient, LLMError
 from crewlib.lock import output_lock
@@ -200,16 +201,32 @@ def run_generations(names: Sequence[str], examples: Sequence[RWGExample], params
         return (generate_pair(n, e, tasks.get(e.target_id), params, client) for n, e in pairs)
 
     return resumable([(name, e.target_id) for name in names for e in examples], produce, out_dir=out_dir,
-                     progress=progress)
+                     params=params, progress=progress)
+
+
+# Blocks of the params no generation reads: a change in them resumes the same generations.
+NOT_GENERATION = ("eval", "instrument", "experiments")
+
+
+def settings_folder(out_dir: str | Path, params: Mapping) -> Path:
+    """Where the generations of ``params`` resume: a folder of ``out_dir`` named by the fingerprint of every setting
+    a generation can depend on (not the LLM cache's place), so a run with other settings — full instead of quick
+    mode, another model — never resumes the first one's sections."""
+    relevant = {k: v for k, v in params.items() if k not in NOT_GENERATION}
+    relevant["llm"] = {k: v for k, v in (relevant.get("llm") or {}).items() if k != "cache_dir"}
+    return Path(out_dir) / f"settings-{params_fingerprint(relevant, tuple(relevant))[:12]}"
 
 
 def resumable(order: Sequence[tuple[str, str]], produce: Callable[[list[tuple[str, str]]], Iterable[GenerationResult]],
-              *, out_dir: str | Path | None, progress: bool = True) -> Generations:
+              *, out_dir: str | Path | None, params: Mapping | None = None, progress: bool = True) -> Generations:
     """The results of every (system, example id) of ``order``, those finished in ``out_dir`` read back.
 
     ``produce(pending)`` yields the results of the pending pairs (in any order); each finished one is
-    appended to ``out_dir/generations.jsonl`` at once, failures are not (a rerun retries them).
+    appended to ``generations.jsonl`` at once, failures are not (a rerun retries them). With ``params``, the file
+    lives in the :func:`settings_folder` of ``out_dir`` for those params, else in ``out_dir`` itself.
     """
+    if out_dir and params is not None:
+        out_dir = settings_folder(out_dir, params)
     path = Path(out_dir) / GENERATIONS_FILE if out_dir else None
     with output_lock(path.parent) if path else contextlib.nullcontext():
         done = read_generations(path) if path else {}

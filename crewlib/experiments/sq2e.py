@@ -190,7 +190,7 @@ def run_sq2e(params: dict, *, datasets: Sequence[str] | None = None, systems: Se
         generations[dataset] = resumable(
             [(s, d.id) for s in systems for d in docs],
             lambda pending, by_id=by_id: (summarise_pair(s, by_id[i], params, client) for s, i in pending),
-            out_dir=root / dataset, progress=progress)
+            out_dir=root / dataset, params=params, progress=progress)
         scores.append(score_summaries(generations[dataset], docs, fact, dataset))
     return SQ2EResults(documents, generations, pd.concat(scores, ignore_index=True), fact.label, client.model,
                        systems)
