@@ -93,6 +93,21 @@ def plot_discrimination(table, ax: plt.Axes, title: str = "") -> None:
     _title(ax, title)
 
 
+def discrimination_figure(table) -> plt.Figure:
+    """One :func:`plot_discrimination` panel per discrimination set and judge (``table``: an InstrumentCheck's
+    table, with a ``papers`` column when several sets were measured)."""
+    keys = ["papers", "judge"] if "papers" in table else ["judge"]
+    groups = list(table.groupby(keys, sort=False))
+    fig, axes = plt.subplots(len(groups), 1, figsize=(11, 5.2 * len(groups)), squeeze=False)
+    for ax, (key, part) in zip(axes[:, 0], groups, strict=True):
+        names = dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True))
+        pairs = part.groupby("damage").pairs.max().sum()
+        papers = f"papers: {names['papers']} ({pairs} pairs), " if "papers" in names else ""
+        plot_discrimination(part, ax, f"{papers}judge {names['judge']}")
+    fig.tight_layout()
+    return fig
+
+
 def plot_win_tie_loss(table, ax: plt.Axes, title: str = "", label: str = "") -> None:
     """Stacked win / tie / loss shares per dimension with the win share's CI (``crewlib.eval.human.win_tie_loss``)."""
     dims = list(table["dimension"])

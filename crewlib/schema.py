@@ -196,7 +196,7 @@ class Eval(Block):
 
 
 class Instrument(Block):
-    papers: Literal["all", "evaluation", "holdout"]
+    papers: list[Literal["all", "evaluation", "holdout"]] = Field(min_length=1)  # each set measured apart
     absolute_papers: Literal["all", "evaluation"]
     damages: list[str] = Field(min_length=1)
     keyed_gold: bool

@@ -49,7 +49,9 @@ def test_main_results_cover_every_system_with_the_paper_beside_and_the_judge_mea
     assert discrimination["correct"].between(0, 1).all() and (discrimination["pairs"] > 0).all()
     damages = pd.read_csv(FIGURES / "05_judge_discrimination.csv")
     composite = damages[damages.instrument == "composite"]
-    assert damages.damage.nunique() >= 8 and (composite.groupby("judge").pairs.sum() >= 80).all()
+    assert set(damages.papers) == {"all", "holdout"}  # the design papers and the held-out ones, measured apart
+    assert damages.damage.nunique() >= 8 and (composite.groupby(["papers", "judge"]).pairs.sum() >= 80).all()
+    assert not {"judge:overall"} & set(damages[damages.papers == "holdout"].instrument)  # no evaluation target there
     assert {"composite without the LLM", "pairwise:overall", "claim_support"} <= set(damages.instrument)
     paired = pd.DataFrame(r["paired"]).set_index("system")  # CREW against each system that wrote, per paper
     assert "crew" not in paired.index and (paired.papers <= papers).all() and (paired.papers > 0).all()

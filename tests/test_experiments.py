@@ -29,6 +29,7 @@ from crewlib.experiments import (
     score,
 )
 from crewlib.experiments import discrimination as disc
+from crewlib.experiments.run import settings_folder
 from crewlib.sections import is_first_person
 from crewlib.text import sentences, strip_markers
 
@@ -197,9 +198,8 @@ def test_every_damage_of_the_bundled_sample_applies_and_differs_from_the_gold():
 def test_the_held_out_papers_load_and_every_damage_applies_to_them():
     from crewlib.experiments.main_results import discrimination_examples
 
-    params = load_params("quick", {"instrument": {"papers": "holdout"}})
-    held_out = discrimination_examples(params, [], InstrumentSettings.from_params(params))
-    sample = {e.example_id for e in discrimination_examples(PARAMS, [], InstrumentSettings.from_params(PARAMS))}
+    held_out = discrimination_examples(PARAMS, [], "holdout")
+    sample = {e.example_id for e in discrimination_examples(PARAMS, [], "all")}
     assert len(held_out) >= 9 and not sample & {e.example_id for e in held_out}  # papers the design never saw
     out = disc.degraded_outputs(held_out, kinds=disc.DEGRADATIONS, keyed=True)
     assert out.attrs["skipped"] == [] and len(out) == len(held_out) * (1 + len(disc.DEGRADATIONS))
@@ -255,7 +255,8 @@ def test_generations_are_typed_resumable_and_score_with_the_suite(tmp_path):
                                                         ("primera", "a"), ("primera", "b")]
     assert all(isinstance(g, GenerationResult) for g in first)
     assert first[0].ok and first[0].key_to_id and not first[2].ok and "PRIMERA" in first[2].error
-    assert set(read_generations(tmp_path / "generations.jsonl")) == {("extractive", "a"), ("extractive", "b")}
+    saved = read_generations(settings_folder(tmp_path, PARAMS) / "generations.jsonl")
+    assert set(saved) == {("extractive", "a"), ("extractive", "b")}
     again = run_generations(["extractive"], examples, PARAMS, out_dir=tmp_path, progress=False)
     assert [g.text for g in again] == [g.text for g in first[:2]]
     scores = score(first, examples, PARAMS, metrics=["citation"])
@@ -347,3 +348,16 @@ def test_a_claim_is_altered_only_where_its_cited_abstract_states_it_never_inside
     assert "few tasks" in changed[0][1]
     with pytest.raises(ValueError, match="could be altered"):  # nothing the abstract states: no claim to alter
         disc.degrade("Graphs vote for sentences [R3].", "claim_altered", other="", sources={"R3": "Image data."})
+
+
+def test_a_run_with_other_settings_never_resumes_the_first_runs_sections(tmp_path):
+    examples = [_example("a")]
+    first = run_generations(["extractive"], examples, PARAMS, out_dir=tmp_path, progress=False)
+    other = load_params("quick", {"baselines": {"extractive": {"rounds": 1}}})
+    assert settings_folder(tmp_path, other) != settings_folder(tmp_path, PARAMS)
+    second = run_generations(["extractive"], examples, other, out_dir=tmp_path, progress=False)
+    assert second[0].text != first[0].text  # written anew under the other settings, not read back
+    judged = load_params("quick", {"instrument": {"weights": {"support": 2}}, "llm": {"cache_dir": "elsewhere"}})
+    assert settings_folder(tmp_path, judged) == settings_folder(tmp_path, PARAMS)  # nothing a generation reads
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted({settings_folder(tmp_path, p).name
+                                                                 for p in (PARAMS, other)})

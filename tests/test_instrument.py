@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -97,9 +98,12 @@ def test_the_composite_weighs_each_measure_by_its_direction_and_the_preference_l
     assert composite_delta({"support": 0.8}, {"support": 0.7}, -1.0, SETTINGS) > 0
     assert composite_delta({"support": 0.8}, {"coherence": 0.1}, None, SETTINGS) == 0  # measured on one side only
     entailed = {"support": 0.7, "claim_support": 1.0}
-    assert composite_delta(entailed, {"support": 0.7, "claim_support": 0.5}, 1.0, SETTINGS) == pytest.approx(
-        0.5 + SETTINGS.pairwise_weight)
-    assert composite_delta(entailed, {"support": 0.7, "claim_support": 0.5}, 1.0, SETTINGS, llm=False) == 0
+    full = InstrumentSettings.from_params(load_params("full"))  # the paper's judges' entailment counts
+    assert composite_delta(entailed, {"support": 0.7, "claim_support": 0.5}, 1.0, full) == pytest.approx(
+        0.5 + full.pairwise_weight)
+    assert composite_delta(entailed, {"support": 0.7, "claim_support": 0.5}, 1.0, full, llm=False) == 0
+    # version 3 with the 1.5B: its entailment is reported, not counted (docs/method.md)
+    assert composite_delta(entailed, {"support": 0.7, "claim_support": 0.5}, None, SETTINGS) == 0
     with pytest.raises(ValueError, match="unknown measures"):
         InstrumentSettings.from_params(load_params("quick", {"instrument": {"weights": {"rouge_l": 1}}}))
 
@@ -153,6 +157,53 @@ def test_the_discrimination_test_runs_every_instrument_per_judge(make_client):
     table = part.table.set_index(["instrument", "damage"])
     assert table.loc[("judge:overall", "citations_removed"), "pairs"] == 1  # paper b's pair only
     assert table.loc[(COMPOSITE, "citations_removed"), "pairs"] == 2
+
+
+def test_each_discrimination_set_is_measured_apart_and_the_conclusion_reads_the_held_out_one():
+    from crewlib.experiments.paired import conclusion, discrimination_basis
+
+    def check(correct: float) -> disc.InstrumentCheck:
+        table = pd.DataFrame([{"instrument": COMPOSITE, "damage": d, "pairs": 10, "correct": correct, "ties": 0.0,
+                               "judge": j} for j in ("one", "two") for d in ("claims_swapped", "cut_mid_sentence")])
+        empty = pd.DataFrame()
+        return disc.InstrumentCheck(table, empty, empty, empty, empty, [{"example": "x", "damage": "d"}])
+
+    both = disc.InstrumentCheck.combine({"all": check(0.5), "holdout": check(0.95)})
+    assert list(both.table.columns)[0] == "papers" and len(both.table) == 8
+    assert both.skipped == [{"papers": "all", "example": "x", "damage": "d"},
+                            {"papers": "holdout", "example": "x", "damage": "d"}]
+    summary = both.summary().set_index(["papers", "judge"])
+    assert summary.loc[("all", "one"), "correct"] == 0.5 and summary.loc[("holdout", "two"), "pairs"] == 20
+    basis = discrimination_basis(both.table)
+    assert set(basis.papers) == {"holdout"} and set(basis.judge) == {"one"}  # the first judge, held-out papers
+    assert set(discrimination_basis(both.table[both.table.papers == "all"]).papers) == {"all"}
+    table = pd.DataFrame([{"CREW better": 3, "tie": 0, "CREW worse": 2, "papers": 5, "sign test p": 1.0,
+                           "instrument": COMPOSITE}], index=["srw"])
+    assert "in 95% of 20 pairs (2 damages), at least 95% for every damage" in conclusion(table, basis)
+
+
+def test_the_absolute_judge_is_asked_only_on_the_evaluation_targets_of_each_set(make_client, monkeypatch):
+    from crewlib.experiments import main_results
+
+    asked = []
+    monkeypatch.setattr(main_results, "discrimination_examples",  # one paper per set, named as its set
+                        lambda params, evaluation, name: [SimpleNamespace(example_id=name)])
+    monkeypatch.setattr(disc, "instrument_discrimination", lambda params, examples, judges, absolute, progress:
+                        asked.append((examples[0].example_id, absolute)) or check_stub())
+
+    def check_stub():
+        table = pd.DataFrame([{"instrument": COMPOSITE, "damage": "d", "pairs": 1, "correct": 1.0, "ties": 0.0,
+                               "judge": "j"}])
+        return disc.InstrumentCheck(table, pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), [])
+
+    monkeypatch.setattr(main_results, "absolute_judged", lambda settings, evaluation: {"all"})
+    params = load_params("quick", {"instrument": {"papers": ["all", "holdout"]}})
+    found = main_results.measure_instrument(params, [])
+    assert asked == [("all", {"all"}), ("holdout", set())]  # no evaluation target among the held-out papers
+    assert list(found.table.papers) == ["all", "holdout"]
+    single = main_results.measure_instrument(load_params("quick", {"instrument": {"papers": ["holdout"]}}), [],
+                                             absolute=False)
+    assert "papers" not in single.table and asked[-1] == ("holdout", False)
 
 
 def test_with_the_papers_judges_each_judges_discrimination_stands_side_by_side(make_client):

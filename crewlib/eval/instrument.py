@@ -47,13 +47,15 @@ MEASURES = {"citation_recall": 1, "support": 1, "claim_support": 1, "number_supp
 COMPOSITE = "composite"
 OFFLINE_COMPOSITE = "composite without the LLM"  # the same sum without claim_support and the pairwise preference
 LLM_MEASURES = frozenset({"claim_support"})
+SET = "papers"  # the column naming a row's discrimination set (instrument.papers) when several were measured
 
 
 @dataclass(frozen=True)
 class InstrumentSettings:
     """The ``instrument`` block of the params; the defaults are ``params/quick.yaml``'s."""
 
-    papers: Literal["all", "evaluation", "holdout"] = from_quick("instrument.papers")
+    papers: tuple[Literal["all", "evaluation", "holdout"], ...] = field(
+        default_factory=lambda: tuple(default("instrument.papers")))
     absolute_papers: Literal["all", "evaluation"] = from_quick("instrument.absolute_papers")
     damages: tuple[str, ...] = field(default_factory=lambda: tuple(default("instrument.damages")))
     keyed_gold: bool = from_quick("instrument.keyed_gold")
@@ -70,7 +72,7 @@ class InstrumentSettings:
         unknown = [m for m in block.get("weights", {}) if m not in MEASURES]
         if unknown:
             raise ValueError(f"instrument.weights: unknown measures {unknown}; known: {sorted(MEASURES)}")
-        for name in ("damages", "pairwise_dimensions"):
+        for name in ("papers", "damages", "pairwise_dimensions"):
             if name in block:
                 block[name] = tuple(block[name])
         return cls(**block)

@@ -1,11 +1,11 @@
 """Can an instrument tell good from bad? The gold section against controlled damages of it.
 
-For each paper of the discrimination set (``instrument.papers``: every paper of the data with a gold section, or
-the evaluation targets only) the gold related-work section is scored together with damaged copies of it; an
-instrument that discriminates ranks the gold above each copy. ``instrument_discrimination`` reports, per judge,
-instrument (the absolute judge's dimensions, the pairwise judge, each grounded measure of
-:mod:`crewlib.eval.instrument` and the composite) and damage, the share of (gold, damaged) pairs ranked correctly
-(gold strictly better) and the share of ties.
+For each paper of a discrimination set (``instrument.papers``, one or more of: every paper of the data with a gold
+section, the evaluation targets only, the held-out papers written after the instrument's design) the gold
+related-work section is scored together with damaged copies of it; an instrument that discriminates ranks the gold
+above each copy. ``instrument_discrimination`` reports, per judge, instrument (the absolute judge's dimensions, the
+pairwise judge, each grounded measure of :mod:`crewlib.eval.instrument` and the composite) and damage, the share of
+(gold, damaged) pairs ranked correctly (gold strictly better) and the share of ties.
 
 The gold is first written with the keys a system writes (``keyed_gold``: its author–year citations as ``[R3]``
 markers), so that every instrument sees the gold and a system's section in the same form. The damages
@@ -38,6 +38,7 @@ from crewlib.citations import find_citation_keys
 from crewlib.eval import EvalExample, Evaluator
 from crewlib.eval.instrument import (
     MEASURES,
+    SET,
     InstrumentSettings,
     cross_fitted,
     pairwise_table,
@@ -324,12 +325,26 @@ class InstrumentCheck:
     skipped: list[dict]
 
     def summary(self) -> pd.DataFrame:
-        """Per judge and instrument: pairs, the share correct over every damage, and the worst damage's share."""
+        """Per judge and instrument (and discrimination set, when several were measured): pairs, the share correct
+        over every damage, and the worst damage's share."""
         t = self.table.assign(right=self.table.correct * self.table.pairs)
-        out = t.groupby(["judge", "instrument"], sort=False).agg(pairs=("pairs", "sum"), right=("right", "sum"),
-                                                                  worst=("correct", "min"))
+        keys = [k for k in (SET, "judge", "instrument") if k in t]
+        out = t.groupby(keys, sort=False).agg(pairs=("pairs", "sum"), right=("right", "sum"),
+                                              worst=("correct", "min"))
         out["correct"] = out.right / out.pairs
-        return out.drop(columns="right").reset_index()[["judge", "instrument", "pairs", "correct", "worst"]]
+        return out.drop(columns="right").reset_index()[[*keys, "pairs", "correct", "worst"]]
+
+    @classmethod
+    def combine(cls, checks: Mapping[str, InstrumentCheck]) -> InstrumentCheck:
+        """Checks of several discrimination sets (``instrument.papers``) as one, each row labelled by its set in a
+        ``papers`` column (first)."""
+        def stacked(name: str) -> pd.DataFrame:
+            parts = [getattr(c, name).assign(**{SET: label}) for label, c in checks.items()]
+            frame = pd.concat(parts, ignore_index=True)
+            return frame[[SET, *(c for c in frame.columns if c != SET)]]
+
+        return cls(*(stacked(n) for n in ("table", "scores", "preferences", "verdicts", "consistency")),
+                   [{SET: label, **s} for label, c in checks.items() for s in c.skipped])
 
 
 def verdict_table(found: pd.DataFrame) -> pd.DataFrame:

@@ -127,7 +127,7 @@ class MainResults:
         table = self.paired_table() if table is None else table
         if table is None:
             return "No paired comparison: CREW or the other systems wrote nothing to compare."
-        return paired.conclusion(table, paired.first_judge(self.discrimination))
+        return paired.conclusion(table, paired.discrimination_basis(self.discrimination))
 
     def headline(self) -> dict:
         """What the notebook records: per system and metric mean/CI/n, counts, conditions, discrimination."""
@@ -172,10 +172,7 @@ def run_main_results(params: dict, *, systems: Sequence[str] = tuple(SYSTEMS), t
     scores = evaluator.score(frame, eval_examples, metrics=metrics, progress=progress)
     checked, found = None, None
     if judge_check:
-        settings = InstrumentSettings.from_params(params)
-        checked = discrimination.instrument_discrimination(
-            params, discrimination_examples(params, eval_examples, settings), judges=evaluator.judges,
-            absolute=absolute_judged(settings, eval_examples), progress=progress)
+        checked = measure_instrument(params, eval_examples, judges=evaluator.judges, progress=progress)
         if "crew" in systems:
             found = paired.compare_on_instrument(params, frame, scores, eval_examples, systems, evaluator=evaluator,
                                                  progress=progress)
@@ -193,14 +190,30 @@ def absolute_judged(settings: InstrumentSettings, evaluation: Sequence[EvalExamp
     return settings.absolute_papers == "all" or {e.example_id for e in evaluation}
 
 
-def discrimination_examples(params: dict, evaluation: Sequence[EvalExample],
-                            settings: InstrumentSettings) -> list[EvalExample]:
-    """The papers of the discrimination test: the evaluation targets, every paper of the data with a gold
-    section (``instrument.papers: all``: training targets too), or the held-out papers written after the
-    instrument was designed (``holdout``: the bundled ``instrument_holdout.jsonl``)."""
-    if settings.papers == "evaluation":
+def measure_instrument(params: dict, evaluation: Sequence[EvalExample], *, judges=None, absolute: bool = True,
+                       progress: bool = False) -> discrimination.InstrumentCheck:
+    """The discrimination test on each set of ``instrument.papers``, measured apart (rows labelled by set when
+    there are several); the absolute judge on the pairs ``instrument.absolute_papers`` names (``absolute``:
+    False, none)."""
+    settings = InstrumentSettings.from_params(params)
+    checks = {}
+    for name in settings.papers:
+        examples = discrimination_examples(params, evaluation, name)
+        judged = absolute and absolute_judged(settings, evaluation)
+        if isinstance(judged, set):  # the evaluation targets among this set's papers (the held-out set has none)
+            judged &= {e.example_id for e in examples}
+        checks[name] = discrimination.instrument_discrimination(params, examples, judges=judges, absolute=judged,
+                                                                progress=progress)
+    return next(iter(checks.values())) if len(checks) == 1 else discrimination.InstrumentCheck.combine(checks)
+
+
+def discrimination_examples(params: dict, evaluation: Sequence[EvalExample], papers: str) -> list[EvalExample]:
+    """The papers of one discrimination set: the evaluation targets (``evaluation``), every paper of the data with
+    a gold section (``all``: training targets too), or the held-out papers written after the instrument was
+    designed (``holdout``: the bundled ``instrument_holdout.jsonl``)."""
+    if papers == "evaluation":
         return list(evaluation)
-    if settings.papers == "holdout":
+    if papers == "holdout":
         rows, _ = load_oarelatedwork(SAMPLE_FILES["instrument_holdout"])
         return [EvalExample.from_rwg(e) for e in rows if e.gold_related_work.strip()]
     return [EvalExample.from_rwg(e) for e in build_tasks(params).examples.values() if e.gold_related_work.strip()]

@@ -21,6 +21,7 @@ from crewlib.eval.instrument import (
     COMPOSITE,
     LLM_MEASURES,
     OFFLINE_COMPOSITE,
+    SET,
     InstrumentSettings,
     pairwise_table,
     rekey,
@@ -133,16 +134,23 @@ def _scored(group: str, metrics: set[str]) -> bool:
 
 
 def measured_discrimination(figures: Path) -> pd.DataFrame | None:
-    """The instrument's discrimination as notebook 05 measured it (``05_judge_discrimination.csv``), first judge."""
+    """The instrument's discrimination as notebook 05 measured it (``05_judge_discrimination.csv``): the rows a
+    conclusion reads (:func:`discrimination_basis`)."""
     path = Path(figures) / "05_judge_discrimination.csv"
     if not path.exists():
         return None
     table = pd.read_csv(path)
-    return first_judge(table) if "instrument" in table else None
+    return discrimination_basis(table) if "instrument" in table else None
 
 
-def first_judge(discrimination: pd.DataFrame | None) -> pd.DataFrame | None:
-    """The discrimination table's rows of its first judge (the judge the paired comparisons ask), or None."""
+def discrimination_basis(discrimination: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The discrimination rows a conclusion reads, or None: the first judge's (the judge the paired comparisons
+    ask), on the held-out papers when several sets were measured and they are among them (papers the instrument
+    was not designed on), else on the first set."""
     if discrimination is None or discrimination.empty:
         return None
-    return discrimination[discrimination.judge == discrimination.judge.iloc[0]]
+    rows = discrimination[discrimination.judge == discrimination.judge.iloc[0]]
+    if SET in rows:
+        sets = list(dict.fromkeys(rows[SET]))
+        rows = rows[rows[SET] == ("holdout" if "holdout" in sets else sets[0])]
+    return rows
