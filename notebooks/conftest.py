@@ -1,4 +1,5 @@
-"""Which notebooks ``pytest --nbval-lax notebooks`` executes, and what it says about the others.
+"""Which notebooks ``pytest --nbval notebooks`` executes (strict: each stored output compared), and what it says
+about the others.
 
 A notebook whose quick-mode LLM answers are still being recorded cannot run in replay mode (a
 missing answer is an error, by design), so it is listed in ``RECORDING`` with its state until

@@ -79,7 +79,7 @@ def test_transfer_runs_every_backbone_with_one_judge_and_compares_the_two_contro
     assert set(summary.system) == {"crew", "long_context"} and len(r["judges"]) >= 1
     assert summary.query("metric == 'judge_overall'")["mean"].between(1, 5).all()
     vs = pd.DataFrame(r["crew_minus_long_context"]).set_index("backbone")
-    assert vs.loc["LLaMA 3.1 8B (paper)", "crew"] == 3.57
+    assert vs.loc["LLaMA 8B (paper)", "crew"] == 3.57
     controllers = pd.DataFrame(r["controllers"])
     assert {b.split(", ")[1] for b in controllers.backbone} == {"surrogate-trained", "LLM-trained"}
 

@@ -54,7 +54,7 @@ def test_each_variant_is_trained_per_seed_resumably_and_keeps_its_own_action_spa
     run_ablations(changed, variants=["w/o Critique"], out_dir=tmp_path)  # a new definition: a new training
     assert len(list(tmp_path.glob("w_o_critique-*/seed0/checkpoint.pt"))) == 2
     table = run.table()
-    assert table.loc["w/o Critique", "paper (GPT-4o, judges)"].startswith("Overall 2.58")
+    assert table.loc["w/o Critique", "paper (Qwen 2.5 72B, judges)"].startswith("Overall 2.58")
     assert table.loc[FULL, "training seeds"] == 1
 
 

@@ -351,6 +351,7 @@ def test_an_example_without_gold_citations_uses_the_budget_setting(make_client):
     ("taxonomy", {}),  # the outline call stays: it is asked from the summaries alone
     ("feedback", {"feedback": 1, "revision": 2}),
     ("fact_check", {"verify": 4}),
+    ("summarisation", {}),  # stage 3 is still asked (the labels); the later stages read the abstracts
 ])
 def test_component_switches_remove_their_calls(make_client, switch, removed):
     with ScriptedOpenAIServer(default=Step(content=UNIVERSAL)) as server:
@@ -362,7 +363,8 @@ def test_component_switches_remove_their_calls(make_client, switch, removed):
     # Two identical prompts may meet in the cache, depending on which finished first: one request then.
     assert len(server.requests) == sum(not r.cache_hit for r in generation.records)
     notes = generation.notes
-    assert notes["components"] == {"taxonomy": True, "feedback": True, "fact_check": True} | {switch: False}
+    assert notes["components"] == {"taxonomy": True, "feedback": True, "fact_check": True,
+                                   "summarisation": True} | {switch: False}
     if switch == "taxonomy":
         assert notes["taxonomy"] == {} and notes["outline_source"] == "llm"
         assert "Taxonomy of the candidate papers" not in bodies and "Plan the related-work section" in bodies
@@ -370,6 +372,12 @@ def test_component_switches_remove_their_calls(make_client, switch, removed):
         assert notes["feedback"] is None and notes["revised"] is False
     if switch == "fact_check":
         assert notes["fact_check"] is None
+    summary = "It learns graph representations useful for citation recommendation."
+    if switch == "summarisation":  # the draft is asked from the abstracts, never from the contextual summaries
+        abstracts = {r.abstract for r in EXAMPLE.references}
+        assert set(notes["summaries"].values()) <= abstracts and summary not in bodies
+    else:
+        assert set(notes["summaries"].values()) == {summary} and summary in bodies  # the outline reads it
 
 
 def test_garbage_answers_give_a_text_built_from_counted_fallbacks(make_client):
@@ -443,3 +451,25 @@ def test_an_endpoint_that_answers_nothing_raises_instead_of_a_fallback_text(make
     with ScriptedOpenAIServer(default=Step(status=400, error_message="bad model name")) as server, \
             pytest.raises(EndpointError, match="refused"):
         _run(make_client, server)
+
+
+def test_marwgs_own_ablation_runs_each_component_off_with_the_papers_findings_beside(no_llm_env, tmp_path):
+    from crewlib.experiments.ablations import MARWG_FULL, marwg_ablation_runs, marwg_ablation_table, run_marwg_ablations
+
+    with ScriptedOpenAIServer(default=Step(content=UNIVERSAL)) as server:
+        params = load_params("quick", {"llm": _override(server, "scripted-model"),
+                                       "ablations": {"marwg": {"metrics": ["citation"]}}})
+        runs = marwg_ablation_runs(params)
+        assert list(runs) == [MARWG_FULL, "w/o taxonomy (DAG)", "w/o feedback", "w/o fact-checking",
+                              "w/o summarisation"]
+        assert runs["w/o summarisation"]["baselines"]["marwg"]["summarisation"] is False
+        assert runs[MARWG_FULL]["baselines"]["marwg"]["summarisation"] is True
+        run = run_marwg_ablations(params, variants=["w/o feedback"], targets=1, out_dir=tmp_path)
+        with pytest.raises(ValueError, match="unknown MA-RWG ablation"):
+            marwg_ablation_runs(params, ["w/o everything"])
+    table = marwg_ablation_table(run)
+    assert list(table.index) == [MARWG_FULL, "w/o feedback"] and (table.drafts == "1/1").all()
+    assert table.loc["w/o feedback", "MA-RWG paper (its Table 2)"] == "less evaluative depth and clarity"
+    assert table.loc[MARWG_FULL, "citation recall"] != "unavailable" and table.loc[MARWG_FULL, "CitP"] == "unavailable"
+    components = run.generations.set_index("backbone").notes.map(lambda n: n["components"]["feedback"])
+    assert components[MARWG_FULL] and not components["w/o feedback"]

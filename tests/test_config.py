@@ -54,3 +54,22 @@ def test_invalid_settings_are_refused():
 
 def test_relative_cache_dir_is_under_the_project():
     assert LLMConfig(cache_dir="llm_cache").cache_path == PROJECT_ROOT / "llm_cache"
+
+
+def test_a_notebook_in_full_mode_writes_apart_from_what_ships(tmp_path):
+    from crewlib.config import PROJECT_ROOT, notebook_out, notebook_setup
+
+    quick, figures = notebook_setup("quick", embedded_model="qwen2.5-coder-0.5b")
+    assert figures == PROJECT_ROOT / "figures" and quick["llm"]["cache_dir"] == "notebooks/llm_cache"
+    assert quick["llm"]["embedded"]["model"] == "qwen2.5-coder-0.5b"
+    full, figures = notebook_setup("full", figures_dir=str(tmp_path / "figs"))  # the folder is created
+    assert figures == tmp_path / "figs" and figures.is_dir()
+    assert full["llm"]["cache_dir"] == "outputs/full/llm_cache"
+    assert notebook_out(full, "05_main_results") == PROJECT_ROOT / "outputs/full/05_main_results"
+    shipped = ("figures", "notebooks/llm_cache", "checkpoints")  # nothing a full run writes lands in these
+    written = [full["notebooks"]["figures_dir"], full["notebooks"]["llm_cache_dir"], full["notebooks"]["out_dir"],
+               full["training"]["out_dir"], full["transfer"]["out_dir"], full["transfer"]["llm_training"]["checkpoint"],
+               full["multinews"]["out_dir"], full["ablations"]["out_dir"], full["ablations"]["llm"]["out_dir"],
+               full["sq2e"]["out_dir"], full["features"]["cache_dir"]]
+    assert all(f"{w}/".startswith("outputs/full/") and not w.startswith(shipped) for w in written), written
+    assert full["llm"]["model"] == "qwen/qwen-2.5-72b-instruct"  # the paper's writer

@@ -314,3 +314,16 @@ def test_judge_agreement_hand_built():
     assert row["agreement"] == pytest.approx(4 / 6)
     # p_o = 2/3; marginals human (2, 2, 2), judge (2, 3, 1) -> p_e = 12/36; kappa = (2/3 - 1/3) / (2/3)
     assert row["cohen_kappa"] == pytest.approx(0.5)
+
+
+def test_the_packets_take_a_seeded_random_sample_of_the_evaluation_papers():
+    from crewlib.config import load_params
+    from crewlib.experiments.human_eval import evaluation_sample
+
+    every = [e.target_id for e, _ in evaluation_sample(load_params("quick"))]
+    two = [e.target_id for e, _ in evaluation_sample(load_params("quick", {"human": {"pairs": 2}}))]
+    assert len(every) == 5 and len(two) == 2 and two == [t for t in every if t in two]
+    assert two == [e.target_id for e, _ in evaluation_sample(load_params("quick", {"human": {"pairs": 2}}))]
+    draws = {tuple(e.target_id for e, _ in evaluation_sample(load_params("quick", {"human": {"pairs": 2, "seed": s}})))
+             for s in range(6)}
+    assert len(draws) > 1 and load_params("full")["human"]["pairs"] == 20

@@ -101,7 +101,9 @@ def test_beside_paper_puts_the_papers_number_after_our_column_and_a_dash_where_i
     columns = list(out.columns)
     assert columns[columns.index("Overall") + 1] == "Overall (paper)"
     assert out.loc["crew", "Overall (paper)"] == "3.82" and out.loc["srw", "Overall (paper)"] == "—"
-    assert out.loc["crew", "CV (paper)"] == "98.67%"
+    assert out.loc["crew", "CV (paper)"] == "—"  # the paper gives no verification figure for CREW
+    cells = paper.paper_cells(paper.MAIN, {"citation_verification": "CV"})
+    assert cells == {("naive_orchestrator", "CV"): 0.9867}  # 98.67% is the Naive Orchestrator's
     with pytest.raises(KeyError, match="no column"):
         beside_paper(table, {("crew", "Logic"): 3.9})
 
@@ -111,7 +113,8 @@ def test_conditions_name_model_data_papers_rounds_and_judges_of_both_sides():
     table = paper.conditions(ours, paper.CREW_PAPER)
     assert list(table.index) == ["ours", "CREW paper"]
     assert table.loc["CREW paper", "papers"] == 366 and table.loc["ours", "papers"] == 5
-    assert table.loc["ours", "data"].startswith("bundled sample") and table.loc["CREW paper", "model"] == "GPT-4o"
+    assert table.loc["ours", "data"].startswith("bundled sample")
+    assert table.loc["CREW paper", "model"] == "Qwen 2.5 72B Instruct"  # the paper's writer, not GPT-4o
 
 
 def test_results_json_round_trips_tables_and_drops_non_finite_numbers(tmp_path):

@@ -252,6 +252,15 @@ def test_run_sq2e_scores_every_system_counts_valid_questions_and_resumes(tmp_pat
     lengths = run.lengths()
     assert lengths.loc[("arxiv", "paper (300 test documents)"), "article words"] == 5171.85
     assert lengths.loc[("pubmed", "ours"), "documents"] == 1
+    assert lengths.loc[("pubmed", "paper (300 test documents)"), "article sentences"] == 206.3
+    beside = run.beside_paper()  # Table 3 on the paper's 0-100 scale, its three models beside ours
+    assert beside.loc[("arxiv", "SQ2E", "scripted (ours)"), "R-1"] == pytest.approx(
+        100 * summary["arxiv", "sq2e", "rouge1"])
+    assert beside.loc[("pubmed", "HERA", "DeepSeek-R1 (paper)"), "FactCC"] == 38.67
+    assert beside.loc[("arxiv", "DG", "LLaMA-3.1-70B (paper)"), "R-2"] == 9.44
+    assert len(beside.xs("pubmed", level="dataset")) == 3 * (1 + 3)  # ours and three models, each system
+    figure3 = run.valid_questions_beside_paper().set_index(["dataset", "role"])["paper (most runs)"]
+    assert figure3["arxiv", "expert"] == "3–4" and figure3["pubmed", "editor"] == "2–3"
     assert [g.text for g in again.generations["arxiv"]] == [g.text for g in run.generations["arxiv"]]
     assert not any("Summarise this section" in p for p in endpoint.prompts[asked:])  # nothing generated twice
 
@@ -362,3 +371,19 @@ def test_yes_no_and_a_or_b_answers_that_copy_the_schema_example_are_invalid():
             EditorAnswer.model_validate(bad)
     with pytest.raises(pydantic.ValidationError):
         Verdict.model_validate({"better": "A | B"})
+
+
+def test_documents_are_a_seeded_random_sample_of_the_split_unless_the_first_n_are_asked():
+    from crewlib.experiments.sq2e import load_documents
+
+    every = [d.id for d in load_documents(load_params("quick"), "arxiv")]
+    sampled = [d.id for d in load_documents(load_params("quick", {"sq2e": {"documents": 2}}), "arxiv")]
+    again = [d.id for d in load_documents(load_params("quick", {"sq2e": {"documents": 2}}), "arxiv")]
+    assert len(every) == 3 and len(sampled) == 2 and sampled == again  # seeded: the same two every time
+    assert sampled == [i for i in every if i in sampled]  # in the split's order
+    other = {tuple(d.id for d in load_documents(load_params("quick", {"sq2e": {"documents": 2, "sample_seed": s}}),
+                                                "arxiv")) for s in range(6)}
+    assert len(other) > 1  # the seed decides which
+    assert [d.id for d in load_documents(load_params("quick", {"sq2e": {"documents": 2}}), "arxiv", targets=1)] == \
+        every[:1]  # the first N when asked
+    assert load_params("full")["sq2e"]["documents"] == 300

@@ -33,7 +33,7 @@ def test_each_backbone_writes_through_its_own_endpoint_into_its_own_folder(tmp_p
     table = run.table()
     assert table.loc[("small", "long_context"), "drafts"] == "2/2"
     assert table.loc[("large", "long_context"), "Overall"] == "unavailable"  # the judge group was not run
-    paper_rows = run.crew_minus().loc["LLaMA 3.1 8B (paper)"]
+    paper_rows = run.crew_minus().loc["LLaMA 8B (paper)"]
     assert paper_rows["crew − long_context"] == pytest.approx(0.53)
 
 
@@ -70,3 +70,23 @@ def test_the_shipped_controller_is_trained_further_with_the_llm_executor_and_shi
     trained, start = read_checkpoint(shipped), read_checkpoint(controller_path(params))
     assert trained["updates"] == 1
     assert any(not torch.equal(trained["model"][k], start["model"][k]) for k in start["model"])  # it moved from there
+
+
+def test_a_reproduced_llm_training_is_told_apart_from_a_changed_one(tmp_path):
+    import torch
+
+    from crewlib.experiments.transfer import _same_weights
+    from crewlib.rl import IPPOConfig
+    from crewlib.rl.controller import build_network, save_checkpoint
+
+    cfg = IPPOConfig()
+    torch.manual_seed(0)
+    net = build_network(cfg, 3)
+    save_checkpoint(tmp_path / "a.pt", net, cfg, 3)
+    save_checkpoint(tmp_path / "b.pt", net, cfg, 3, state={"updates": 2})  # other bookkeeping, same weights
+    assert _same_weights(tmp_path / "a.pt", tmp_path / "b.pt") and not _same_weights(tmp_path / "a.pt",
+                                                                                      tmp_path / "none.pt")
+    with torch.no_grad():
+        next(net.parameters()).add_(1e-3)
+    save_checkpoint(tmp_path / "c.pt", net, cfg, 3)
+    assert not _same_weights(tmp_path / "a.pt", tmp_path / "c.pt")

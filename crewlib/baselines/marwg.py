@@ -28,7 +28,8 @@
 
 Component switches (the paper's Table 2 ablation): ``taxonomy`` off removes stage 4 (the outline
 is planned from the summaries alone), ``feedback`` off removes the review and the revisions of
-stage 6, ``fact_check`` off removes stage 7.
+stage 6, ``fact_check`` off removes stage 7, ``summarisation`` off has stages 5–7 read each paper's abstract
+instead of its contextual summary (stage 3 is still asked: its pseudo-labels build the taxonomy).
 
 LLM calls per example, before the client's re-asks of invalid JSON:
 ``B' + 1 + T + f·(1 + T) + c·(V + 2E)`` with ``B' = min(B, pool)`` papers, ``T`` topics (2–4),
@@ -99,6 +100,7 @@ class MARWGSettings:
     taxonomy: bool  # component switches (Table 2 ablation)
     feedback: bool
     fact_check: bool
+    summarisation: bool
 
     @classmethod
     def from_settings(cls, settings: Mapping) -> MARWGSettings:
@@ -743,6 +745,10 @@ class MARWG(System):
         keys = sorted(candidates, key=task.keys.index)  # prompts list papers in the pool's relevance order
         pages = self.pages(task, keys)
         cards = self.summarize(task, pages, fallbacks)
+        if not cfg.summarisation:  # the draft from the abstracts: no contextual summary reaches stages 5-7
+            by_key = task.reference_by_key
+            cards = {k: dataclasses.replace(c, summary=" ".join(
+                _cut(by_key[k].abstract or by_key[k].title, cfg.evidence_chars).split())) for k, c in cards.items()}
         trees = self.taxonomies(cards) if cfg.taxonomy else {}
         topics, outline_source = self.outline(task, cards, trees, fallbacks)
         paragraphs = self.draft(task, cards, topics, fallbacks)
@@ -758,7 +764,8 @@ class MARWG(System):
         covered = {k for t in topics for k in t.keys}
         notes = {
             "budget": budget, "budget_source": budget_source, "candidates": candidates,
-            "components": {"taxonomy": cfg.taxonomy, "feedback": cfg.feedback, "fact_check": cfg.fact_check},
+            "components": {"taxonomy": cfg.taxonomy, "feedback": cfg.feedback, "fact_check": cfg.fact_check,
+                           "summarisation": cfg.summarisation},
             "pages": {k: len(p) for k, p in pages.items()},
             "summaries": {k: c.summary for k, c in cards.items()},
             "labels": {k: c.labels for k, c in cards.items()},

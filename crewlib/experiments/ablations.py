@@ -121,7 +121,7 @@ class Ablations:
             row = {"variant": variant, **{m: ci_cell(summary, variant, m, 3) for m in METRICS}}
             row.update({f"{a} share": round(float(shares.loc[variant, a]), 3) for a in shares.columns})
             row["training seeds"] = len(set(self.episodes[self.episodes.variant == variant].train_seed))
-            row["paper (GPT-4o, judges)"] = paper.ABLATIONS.get(variant, "—")
+            row[paper.PAPER_LABEL] = paper.ABLATIONS.get(variant, "—")
             rows.append(row)
         return pd.DataFrame(rows).set_index("variant")
 
@@ -242,6 +242,45 @@ def run_llm_ablations(params: Mapping, *, variants: Sequence[str] | None = None,
     return run_labelled(dict(params), runs, ["crew"], evaluation_pairs(params, targets), root, metrics, progress)
 
 
+MARWG_FULL = "MA-RWG"  # MA-RWG with every component
+
+
+def marwg_ablation_runs(params: Mapping, variants: Sequence[str] | None = None) -> dict[str, dict]:
+    """MA-RWG's own ablation (its Table 2): label → params, the full pipeline first, then each variant of
+    ``ablations.marwg.variants`` (overrides of ``baselines.marwg``)."""
+    defined = params["ablations"]["marwg"]["variants"]
+    unknown = [v for v in variants or () if v not in defined]
+    if unknown:
+        raise ValueError(f"unknown MA-RWG ablation(s) {unknown}; ablations.marwg.variants: {sorted(defined)}")
+    chosen = list(variants) if variants else list(defined)
+    return {MARWG_FULL: dict(params)} | {v: with_overrides(dict(params), {"baselines": {"marwg": defined[v]}})
+                                         for v in chosen}
+
+
+def run_marwg_ablations(params: Mapping, *, variants: Sequence[str] | None = None, targets: int | None = None,
+                        out_dir: str | Path | None = None, progress: bool = False):
+    """MA-RWG and each of its ablated variants on the evaluation papers with the run's LLM, scored with
+    ``ablations.marwg.metrics`` (CitP, ClaP and TQ are MA-RWG's own measures); a
+    :class:`~crewlib.experiments.transfer.Transfer` whose ``backbone`` column holds the variant."""
+    from crewlib.experiments.transfer import run_labelled
+    from crewlib.tasks import evaluation_pairs
+
+    settings = params["ablations"]["marwg"]
+    root = resolve_path(out_dir or settings["out_dir"])
+    return run_labelled(dict(params), marwg_ablation_runs(params, variants), ["marwg"],
+                        evaluation_pairs(params, targets), root, settings["metrics"], progress)
+
+
+def marwg_ablation_table(run) -> pd.DataFrame:
+    """One row per MA-RWG variant (mean [95% CI] of each metric, cost), what MA-RWG's paper reports beside."""
+    columns = {"citp": "CitP", "clap": "ClaP", "tq": "TQ", "citation_recall": "citation recall",
+               "citation_verification": "citation verification"}
+    table = run.table(columns).droplevel("system").drop(columns=["model"]).rename_axis("variant")
+    table["MA-RWG paper (its Table 2)"] = [paper.MARWG_ABLATIONS.get(v, "all components") if v != MARWG_FULL
+                                           else "CitP 0.910, ClaP 0.900, TQ 4.046" for v in table.index]
+    return table
+
+
 def shipped_matches_training(params: Mapping, *, out_dir: str | Path | None = None) -> dict[str, bool]:
     """variant → whether its shipped controller has the weights of this run's first-seed training."""
     base, seed = _surrogate(params), params["ablations"]["seeds"][0]
@@ -256,7 +295,7 @@ def llm_ablation_tables(run, params: Mapping) -> tuple[pd.DataFrame, pd.DataFram
     table = run.table().droplevel("system").drop(columns=["model"])
     variants = [label for label in table.index if not label.endswith(" agents")]
     by_variant = table.loc[variants].rename_axis("variant")
-    by_variant["paper (GPT-4o, judges)"] = [paper.ABLATIONS.get(v, "—") for v in variants]
+    by_variant[paper.PAPER_LABEL] = [paper.ABLATIONS.get(v, "—") for v in variants]
     team = f"{params['env']['n_agents']} agents"
     teams = table.drop(index=[v for v in variants if v != FULL]).rename(index={FULL: team})
     teams.index = pd.Index([int(label.split()[0]) for label in teams.index], name="agents")
@@ -284,9 +323,10 @@ def run_agent_counts(params: Mapping, *, controller=None, counts: Sequence[int] 
 
 
 def agent_count_summary(episodes: pd.DataFrame) -> pd.DataFrame:
-    """Per team size: mean and CI of return, draft quality, citation verification; mean actions and seconds."""
+    """Per team size: mean and CI of return, draft quality, citation verification; mean executor actions (the
+    episodes' seconds stay in ``episodes``: this run's wall time, not a result)."""
     table = _summarise(episodes, "agents", METRICS)
-    cost = episodes.groupby("agents")[["executor actions", "seconds"]].mean()
+    cost = episodes.groupby("agents")[["executor actions"]].mean()
     return table.join(cost, on="agents")
 
 

@@ -79,14 +79,14 @@ class MainResults:
                             percent=["citation verification"])
 
     def rwgbench_table(self) -> pd.DataFrame:
-        return self._table(RWGBENCH_TABLE).drop(columns=["LLM calls", "LLM s", "wall s (this run)"])
+        return self._table(RWGBENCH_TABLE).drop(columns=["LLM calls", "LLM s"])
 
     def marwg_table(self) -> pd.DataFrame:
         """MA-RWG's metrics; MA-RWG's own paper numbers (its benchmark, its backbone) beside our MA-RWG row."""
         table = self._table({**MARWG_TABLE})
         cells = {("marwg", MARWG_TABLE[m]): v for m, v in paper.MARWG.items() if m in MARWG_TABLE}
         cells[("marwg", "LLM s")] = paper.MARWG["wall_s"]
-        return beside_paper(table.drop(columns=["wall s (this run)"]), cells, digits=3)
+        return beside_paper(table, cells, digits=3)
 
     def conditions(self, *papers: Mapping) -> pd.DataFrame:
         return paper.conditions(self.ours, *(papers or (paper.CREW_PAPER,)))

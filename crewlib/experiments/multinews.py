@@ -76,7 +76,7 @@ class MultiNews:
         keyed = written.groupby("system").notes.apply(
             lambda notes: pd.Series([n.get("attributed_sentences") for n in notes], dtype=float).mean())
         table["keyed by overlap"] = keyed.reindex(table.index)
-        return beside_paper(table.drop(columns=["wall s (this run)"]),
+        return beside_paper(table,
                             paper.paper_cells(paper.MULTINEWS, COLUMNS))
 
     def crew_minus(self, metric: str = "judge_overall") -> pd.DataFrame:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
-from tqdm.auto import tqdm
+from tqdm import tqdm  # plain text bars: no widget (and no IProgress warning) in notebooks
 
 from crewlib.baselines import SYSTEMS, SystemUnavailableError, make_system, system_class
 from crewlib.baselines.base import Generation

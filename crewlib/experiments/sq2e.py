@@ -11,6 +11,7 @@ SQ2E's valid questions per role. Also a command line for recording::
 
 from __future__ import annotations
 
+import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -35,12 +36,18 @@ COLUMNS = {"rouge1": "ROUGE-1", "rouge2": "ROUGE-2", "rougeL": "ROUGE-L", "berts
 
 
 def load_documents(params: dict, dataset: str, targets: int | None = None) -> list[LongDocument]:
-    """The first ``targets`` documents of ``sq2e.split`` of ``dataset`` (``data.source`` says from where)."""
+    """The documents of ``sq2e.split`` of ``dataset`` (``data.source`` says from where): the first ``targets`` when
+    given, else a random sample of ``sq2e.documents`` drawn with ``sq2e.sample_seed`` (in the split's order), else
+    all of them."""
     from crewlib.data.loaders import DatasetUnavailableError, load_task_data
 
-    docs, report = load_task_data(params, dataset, split=params["sq2e"]["split"], limit=targets)
+    settings = params["sq2e"]
+    docs, report = load_task_data(params, dataset, split=settings["split"], limit=targets)
     if not docs:
         raise DatasetUnavailableError(f"no {dataset} document to summarise ({report})")
+    if targets is None and settings["documents"] is not None and len(docs) > settings["documents"]:
+        chosen = sorted(random.Random(settings["sample_seed"]).sample(range(len(docs)), settings["documents"]))
+        docs = [docs[i] for i in chosen]
     return docs[:targets]
 
 
@@ -115,6 +122,32 @@ class SQ2EResults:
                         "LLM s": done.llm_s.mean(), "fallbacks": done.fallbacks.mean()})
             rows.append(row)
         return pd.DataFrame(rows).set_index(["dataset", "system"])
+
+    def beside_paper(self) -> pd.DataFrame:
+        """Table 3 on the paper's 0–100 scale and in its columns (R-1, R-2, R-L, BERTScore, FactCC): ours (each
+        metric's mean × 100, this run's model) and the paper's rows for each of its three models, per dataset and
+        system. Ours differ in kind in two columns: our BERTScore is the offline MiniLM's, our FactCC this project's
+        checker (``fact_label``) unless the FactCC weights were given."""
+        mean = self.summary.set_index(["dataset", "system", "metric"])["mean"]
+        rows = []
+        for dataset in self.documents:
+            for system in self.systems:
+                rows.append({"dataset": dataset, "system": system.upper(), "model": f"{self.model} (ours)",
+                             **{label: 100 * mean.get((dataset, system, metric), float("nan"))
+                                for metric, label in zip(COLUMNS, paper.SQ2E_METRICS, strict=True)}})
+            rows += [{"dataset": dataset, "system": system, "model": f"{model} (paper)",
+                      **dict(zip(paper.SQ2E_METRICS, values, strict=True))}
+                     for (model, d, system), values in paper.SQ2E_TABLE3.items() if d == dataset]
+        frame = pd.DataFrame(rows)
+        frame["system"] = pd.Categorical(frame.system, ["DG", "HERA", "SQ2E"])
+        return frame.sort_values(["dataset", "system"], kind="stable").set_index(["dataset", "system", "model"])
+
+    def valid_questions_beside_paper(self) -> pd.DataFrame:
+        """Figure 3's counts: our valid questions per document and role, the paper's range for most runs beside."""
+        valid = self.valid_questions()
+        low_high = valid.role.map(paper.SQ2E_VALID_QUESTIONS)
+        return valid.assign(**{"paper (most runs)": low_high.map(lambda r: f"{r[0]}–{r[1]}" if isinstance(r, tuple)
+                                                                 else "—")})
 
     def valid_questions(self) -> pd.DataFrame:
         """Figure 3: per dataset and role, questions asked and valid (their revision kept), summed over documents."""

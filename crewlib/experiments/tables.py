@@ -14,9 +14,11 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-# "LLM s": the calls' seconds when their answers were produced (a replayed run shows the recording's), summed
+# "LLM s": the calls' seconds when their answers were produced (a replayed run shows the recording's), summed. This
+# run's own wall time is not a result (a replay takes none of the model's time) and is not shown: a table must read
+# the same on every rerun.
 COST_COLUMNS = {"prompt_tokens": "tokens in", "completion_tokens": "tokens out", "calls": "LLM calls",
-                "llm_s": "LLM s", "wall_s": "wall s (this run)"}
+                "llm_s": "LLM s"}
 
 
 def bootstrap_ci(values: Sequence[float], *, confidence: float = 0.95, n_resamples: int = 2000,

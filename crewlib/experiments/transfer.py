@@ -10,7 +10,7 @@ backbones is the writer's, not the judge's. Generations are resumable, one folde
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -65,8 +65,9 @@ class Transfer:
         summary[["backbone", "system"]] = summary.pop("run").str.split("\t", expand=True)
         return summary[["backbone", "system", "metric", "n", "mean", "ci_low", "ci_high"]]
 
-    def table(self) -> pd.DataFrame:
-        """One row per backbone × system: judge scores and citations with CIs, cost, drafts.
+    def table(self, columns: Mapping[str, str] = COLUMNS) -> pd.DataFrame:
+        """One row per backbone × system: the metrics of ``columns`` (metric → label; default the judge scores and
+        citations) with CIs, cost, drafts.
 
         ``fallbacks``: actions per section that ended as a counted no-op (the backbone's JSON failed
         validation after the re-ask, nothing new to compose from, ...); ``words``: section length;
@@ -80,7 +81,7 @@ class Transfer:
             row = {"backbone": backbone, "model": self.models.get(backbone, backbone), "system": system,
                    "drafts": f"{len(done)}/{len(part)}"}
             row.update({label: ci_cell(summary, f"{backbone}\t{system}", metric, 2)
-                        for metric, label in COLUMNS.items()})
+                        for metric, label in columns.items()})
             row.update({"tokens in": done.prompt_tokens.mean(), "tokens out": done.completion_tokens.mean(),
                         "LLM calls": done.calls.mean(), "LLM s": done.llm_s.mean(), "fallbacks": done.fallbacks.mean(),
                         "words": done.text.str.split().str.len().mean()})
@@ -177,8 +178,21 @@ def train_with_llm(params: dict, *, out_dir: str | Path, progress: bool = False)
                           init=controller_path(params))
     target = resolve_path(settings["checkpoint"])
     target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(checkpoint, target)
+    if not _same_weights(checkpoint, target):  # a rerun that reproduces the training leaves a shipped file as it is
+        shutil.copyfile(checkpoint, target)
     return target
+
+
+def _same_weights(a: Path, b: Path) -> bool:
+    """Whether two controller checkpoints hold the same network weights."""
+    import torch
+
+    from crewlib.rl.controller import read_checkpoint
+
+    if not b.exists():
+        return False
+    first, second = read_checkpoint(a)["model"], read_checkpoint(b)["model"]
+    return first.keys() == second.keys() and all(torch.equal(first[k], second[k]) for k in first)
 
 
 def _backbones(params: dict) -> dict[str, dict]:

@@ -83,7 +83,7 @@ def train(env: CrewEnv, train_indices: list[int], cfg: IPPOConfig, out_dir: str 
     ``init``: a checkpoint whose network weights a new run starts from (fine-tuning a trained
     controller, e.g. with the LLM executor); ignored when ``out_dir`` holds a run to resume.
     """
-    from tqdm.auto import tqdm
+    from tqdm import tqdm  # plain text bars: no widget (and no IProgress warning) in notebooks
 
     out = Path(out_dir)
     device = cfg.torch_device()
