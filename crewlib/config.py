@@ -143,11 +143,11 @@ def notebook_setup(params_file: str | os.PathLike, overrides: dict | None = None
     full: ``outputs/full/llm_cache``), the figures folder ``figures_dir`` or ``notebooks.figures_dir`` (quick:
     ``figures/``; full: ``outputs/full/figures``), so a paper-scale run never writes into what ships.
     ``embedded_model``: the embedded model, when given."""
-    first = load_params(params_file, overrides)
-    llm = {"cache_dir": llm_cache_dir or first["notebooks"]["llm_cache_dir"]}
+    params = load_params(params_file, overrides)
+    llm = {"cache_dir": llm_cache_dir or params["notebooks"]["llm_cache_dir"]}
     if embedded_model:
         llm["embedded"] = {"model": embedded_model}
-    params = load_params(params_file, _deep_update(copy.deepcopy(overrides or {}), {"llm": llm}))
+    params = with_overrides(params, {"llm": llm})
     figures = resolve_path(figures_dir or params["notebooks"]["figures_dir"])
     figures.mkdir(parents=True, exist_ok=True)
     return params, figures

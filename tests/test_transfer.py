@@ -75,7 +75,7 @@ def test_the_shipped_controller_is_trained_further_with_the_llm_executor_and_shi
 def test_a_reproduced_llm_training_is_told_apart_from_a_changed_one(tmp_path):
     import torch
 
-    from crewlib.experiments.transfer import _same_weights
+    from crewlib.experiments.transfer import _reproduced
     from crewlib.rl import IPPOConfig
     from crewlib.rl.controller import build_network, save_checkpoint
 
@@ -84,9 +84,9 @@ def test_a_reproduced_llm_training_is_told_apart_from_a_changed_one(tmp_path):
     net = build_network(cfg, 3)
     save_checkpoint(tmp_path / "a.pt", net, cfg, 3)
     save_checkpoint(tmp_path / "b.pt", net, cfg, 3, state={"updates": 2})  # other bookkeeping, same weights
-    assert _same_weights(tmp_path / "a.pt", tmp_path / "b.pt") and not _same_weights(tmp_path / "a.pt",
+    assert _reproduced(tmp_path / "a.pt", tmp_path / "b.pt") and not _reproduced(tmp_path / "a.pt",
                                                                                       tmp_path / "none.pt")
     with torch.no_grad():
         next(net.parameters()).add_(1e-3)
     save_checkpoint(tmp_path / "c.pt", net, cfg, 3)
-    assert not _same_weights(tmp_path / "a.pt", tmp_path / "c.pt")
+    assert not _reproduced(tmp_path / "a.pt", tmp_path / "c.pt")

@@ -52,3 +52,15 @@ def split_examples(examples: Sequence, train_fraction: float, eval_fraction: flo
     by_id = {id_of(ex): ex for ex in examples}
     split = split_ids([id_of(ex) for ex in examples], train_fraction, eval_fraction, seed)
     return [by_id[i] for i in split.train], [by_id[i] for i in split.evaluation], split
+
+
+def seeded_sample(items: Sequence, n: int | None, seed: int) -> list:
+    """``n`` of ``items`` drawn at random with ``seed``, kept in their order; all of them when ``n`` is None or not
+    smaller than their number (the paper's 300 SQ2E documents, 20 human-evaluation papers)."""
+    import random
+
+    items = list(items)
+    if n is None or n >= len(items):
+        return items
+    return [items[i] for i in sorted(random.Random(seed).sample(range(len(items)), n))]
+

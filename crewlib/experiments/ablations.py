@@ -43,6 +43,7 @@ from crewlib.experiments import paper
 from crewlib.experiments.run import folder_name
 from crewlib.experiments.tables import ci_cell, metric_summary
 from crewlib.rl import IPPOConfig, PolicyController, build_training_env, train
+from crewlib.rl.controller import same_weights
 from crewlib.schema import ACTION_NAMES
 
 FULL = "CREW"  # the variant without overrides
@@ -191,19 +192,6 @@ def ship_checkpoints(params: Mapping, *, variants: Sequence[str] | None = None,
         torch.save(data, target)
         shipped[variant] = target
     return shipped
-
-
-def same_weights(a: str | Path, b: str | Path) -> bool:
-    """Whether two checkpoints hold the same network weights, up to floating-point rounding: the same seeded
-    training on another CPU gives weights that differ in the last bits (measured: at most 3.2e-6 after 80
-    updates between the machine that shipped checkpoints/ablations and a CI machine), while two different
-    trainings differ by orders of magnitude more."""
-    import torch
-
-    from crewlib.rl.controller import read_checkpoint
-
-    wa, wb = read_checkpoint(a)["model"], read_checkpoint(b)["model"]
-    return wa.keys() == wb.keys() and all(torch.allclose(wa[k], wb[k], rtol=1e-4, atol=1e-5) for k in wa)
 
 
 def llm_ablation_runs(params: Mapping, *, variants: Sequence[str] | None = None,

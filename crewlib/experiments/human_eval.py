@@ -43,16 +43,10 @@ class PairAnswer(pydantic.BaseModel):
 def evaluation_sample(params: Mapping) -> list:
     """The (example, task) pairs the packets are made of: ``human.pairs`` papers of the evaluation split drawn at
     random with ``human.seed`` (the paper: 20), in the split's order; every evaluation paper when it is null."""
-    import random
-
+    from crewlib.data.split import seeded_sample
     from crewlib.tasks import build_tasks
 
-    pairs = list(build_tasks(params).evaluation)
-    n = params["human"]["pairs"]
-    if n is None or n >= len(pairs):
-        return pairs
-    chosen = sorted(random.Random(params["human"]["seed"]).sample(range(len(pairs)), n))
-    return [pairs[i] for i in chosen]
+    return seeded_sample(build_tasks(params).evaluation, params["human"]["pairs"], params["human"]["seed"])
 
 
 def context_of(examples) -> dict[str, str]:

@@ -7,7 +7,8 @@ calls and tokens per section of each system (``figures/NN_*.csv``) and the recor
 
 - sections: systems × papers, the papers being the run's (the bundled sample counted; the Hub's evaluation split is
   the paper's 366, its test splits ``targets``/``sq2e.documents``/``human.pairs`` where the params say);
-- rounds: CREW, the Orchestrator and SRW in proportion to their ``rounds`` (quick's recorded rounds → the run's);
+- rounds: CREW, the Orchestrator and SRW in proportion to their ``rounds`` (those of the params file the notebook's
+  shipped run used, its ``params_file`` parameter → the run's);
 - judges: each section judged on three dimensions by each judge of ``eval.judges`` (one when unset).
 
 It omits the instrument's discrimination test and the paired comparisons (see docs/method.md, "The instrument",
@@ -18,7 +19,9 @@ an order of magnitude, not a bill.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -28,7 +31,7 @@ from crewlib.config import PROJECT_ROOT, load_params
 from crewlib.experiments.paper import SPLIT
 
 FIGURES = PROJECT_ROOT / "figures"
-RECORDED_ROUNDS = {"crew": 6, "orchestrator": 6, "srw": 6}  # the rounds of params/recorded.yaml's runs
+ROUND_SYSTEMS = ("crew", "orchestrator", "srw")  # the systems whose calls grow with their rounds
 JUDGE_DIMENSIONS = 3  # coverage, logic, relevance: one call each per section and judge
 # notebook → (its table of per-section costs, the columns naming a row, the systems column when not the row)
 TABLES = {"05": ("05_crew_table.csv", ["system"]), "06": ("06_transfer.csv", ["backbone", "system"]),
@@ -37,8 +40,10 @@ TABLES = {"05": ("05_crew_table.csv", ["system"]), "06": ("06_transfer.csv", ["b
 CLUSTERS_FULL = 5622  # Multi-News test clusters (notebook 07 with targets=None)
 
 
+@functools.cache
 def judge_call_tokens(cache_dir: Path = PROJECT_ROOT / "notebooks" / "llm_cache") -> tuple[float, float]:
-    """Mean prompt and completion tokens of the recorded absolute-judge answers (the quick run's judge)."""
+    """Mean prompt and completion tokens of the recorded absolute-judge answers (the quick run's judge); the cache
+    is read once per process."""
     from crewlib import prompts
 
     marker = prompts.JUDGE_SYSTEM[:60]
@@ -50,6 +55,16 @@ def judge_call_tokens(cache_dir: Path = PROJECT_ROOT / "notebooks" / "llm_cache"
             prompt.append(entry["response"].get("prompt_tokens") or 0)
             completion.append(entry["response"].get("completion_tokens") or 0)
     return (sum(prompt) / len(prompt), sum(completion) / len(completion)) if prompt else (0.0, 0.0)
+
+
+def shipped_rounds(notebook: str) -> dict[str, int]:
+    """The rounds each round-based system played in the notebook's shipped run: those of the params file its
+    ``params_file`` parameter names (the run the figures hold)."""
+    path = next((PROJECT_ROOT / "notebooks").glob(f"{notebook}_*.ipynb"))
+    cells = json.loads(path.read_text())["cells"]
+    source = next("".join(c["source"]) for c in cells if "parameters" in c.get("metadata", {}).get("tags", []))
+    baselines = load_params(PROJECT_ROOT / re.search(r'params_file = "([^"]+)"', source).group(1))["baselines"]
+    return {s: baselines[s]["rounds"] for s in ROUND_SYSTEMS if isinstance(baselines[s]["rounds"], int)}
 
 
 def papers(params: Mapping, notebook: str) -> tuple[int, str]:
@@ -75,6 +90,7 @@ def plan(params: Mapping, notebook: str, figures: Path = FIGURES) -> pd.DataFram
     judges = len(params["eval"].get("judges") or [None])
     rows, sections = [], 0
     if notebook in TABLES:
+        shipped = shipped_rounds(notebook)
         name, keys = TABLES[notebook]
         table = pd.read_csv(figures / name)
         if notebook == "06":  # each backbone of the run with the quick backbones' mean cost per system
@@ -87,9 +103,8 @@ def plan(params: Mapping, notebook: str, figures: Path = FIGURES) -> pd.DataFram
             if pd.isna(row["LLM calls"]):
                 rows.append({"part": f"{label} (wrote nothing in the quick run: not estimated)", "sections": n})
                 continue
-            scale = n * (params["baselines"].get(system, {}).get("rounds", 0) / RECORDED_ROUNDS[system]
-                         if system in RECORDED_ROUNDS and isinstance(params["baselines"][system].get("rounds"), int)
-                         else 1.0)
+            rounds = params["baselines"].get(system, {}).get("rounds")
+            scale = n * (rounds / shipped[system] if system in shipped and isinstance(rounds, int) else 1.0)
             rows.append({"part": label, "sections": n, "calls": row["LLM calls"] * scale,
                          "prompt tokens": row["tokens in"] * scale, "completion tokens": row["tokens out"] * scale})
             sections += n

@@ -11,7 +11,6 @@ SQ2E's valid questions per role. Also a command line for recording::
 
 from __future__ import annotations
 
-import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -40,14 +39,14 @@ def load_documents(params: dict, dataset: str, targets: int | None = None) -> li
     given, else a random sample of ``sq2e.documents`` drawn with ``sq2e.sample_seed`` (in the split's order), else
     all of them."""
     from crewlib.data.loaders import DatasetUnavailableError, load_task_data
+    from crewlib.data.split import seeded_sample
 
     settings = params["sq2e"]
     docs, report = load_task_data(params, dataset, split=settings["split"], limit=targets)
     if not docs:
         raise DatasetUnavailableError(f"no {dataset} document to summarise ({report})")
-    if targets is None and settings["documents"] is not None and len(docs) > settings["documents"]:
-        chosen = sorted(random.Random(settings["sample_seed"]).sample(range(len(docs)), settings["documents"]))
-        docs = [docs[i] for i in chosen]
+    if targets is None:
+        docs = seeded_sample(docs, settings["documents"], settings["sample_seed"])
     return docs[:targets]
 
 

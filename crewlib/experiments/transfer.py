@@ -178,21 +178,16 @@ def train_with_llm(params: dict, *, out_dir: str | Path, progress: bool = False)
                           init=controller_path(params))
     target = resolve_path(settings["checkpoint"])
     target.parent.mkdir(parents=True, exist_ok=True)
-    if not _same_weights(checkpoint, target):  # a rerun that reproduces the training leaves a shipped file as it is
+    if not _reproduced(checkpoint, target):  # a rerun that reproduces the training leaves a shipped file as it is
         shutil.copyfile(checkpoint, target)
     return target
 
 
-def _same_weights(a: Path, b: Path) -> bool:
-    """Whether two controller checkpoints hold the same network weights."""
-    import torch
+def _reproduced(checkpoint: Path, target: Path) -> bool:
+    """Whether ``target`` exists and holds ``checkpoint``'s weights (:func:`crewlib.rl.controller.same_weights`)."""
+    from crewlib.rl.controller import same_weights
 
-    from crewlib.rl.controller import read_checkpoint
-
-    if not b.exists():
-        return False
-    first, second = read_checkpoint(a)["model"], read_checkpoint(b)["model"]
-    return first.keys() == second.keys() and all(torch.equal(first[k], second[k]) for k in first)
+    return target.exists() and same_weights(checkpoint, target)
 
 
 def _backbones(params: dict) -> dict[str, dict]:
