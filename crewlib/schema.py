@@ -471,15 +471,22 @@ class Params(Block):
     baselines: Baselines
 
 
-def validation_messages(error: pydantic.ValidationError) -> list[str]:
-    """``key.path: what is wrong`` for every problem pydantic found."""
-    out = []
+def validation_messages(error: pydantic.ValidationError, shown_missing: int = 3) -> list[str]:
+    """``key.path: what is wrong`` for every problem pydantic found: unknown and mistyped settings first, then
+    missing ones, of which more than ``shown_missing`` are summed up in one line (a file without ``base:`` misses
+    dozens, and the one real typo must not drown among them)."""
+    wrong, missing = [], []
     for e in error.errors():
         path = ".".join(str(p) for p in e["loc"])
         if e["type"] == "extra_forbidden":
-            out.append(f"{path}: unknown setting")
+            wrong.append(f"{path}: unknown setting")
         elif e["type"] == "missing":
-            out.append(f"{path}: missing (a params file extends params/quick.yaml with `base: quick`)")
+            missing.append(path)
         else:
-            out.append(f"{path}: {e['msg']} (got {e.get('input')!r})")
-    return out
+            wrong.append(f"{path}: {e['msg']} (got {e.get('input')!r})")
+    hint = "a params file extends params/quick.yaml with `base: quick` and then holds only what it changes"
+    if len(missing) > shown_missing:
+        wrong.append(f"{len(missing)} settings missing ({', '.join(missing[:shown_missing])}, ...): {hint}")
+    else:
+        wrong += [f"{path}: missing ({hint})" for path in missing]
+    return wrong

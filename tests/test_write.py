@@ -4,6 +4,7 @@ and the local-data loaders' simple layout."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -25,6 +26,8 @@ from crewlib.write import (
 )
 
 EXAMPLE = PROJECT_ROOT / "examples"
+CREW = [sys.executable, "-m", "crewlib.cli"]  # this checkout's crewlib (PYTHONPATH), as the console script runs it
+CREW_ENV = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT), "HF_HUB_OFFLINE": "1"}
 BIB = """% a comment
 @article{smith2020, title={Graph {Neural} Networks for M{\\"u}ller's Data}, author={Smith, Ann and Lee, Bo},
   year={2020}, abstract={We recommend citations with {GNNs}.}}
@@ -132,10 +135,10 @@ def test_the_introduction_reaches_the_target_text_every_system_reads(tmp_path):
 
 def test_crew_write_with_the_extractive_system_writes_markdown_and_latex_citing_only_bib_keys(tmp_path):
     out = tmp_path / "out"
-    command = [str(Path(sys.executable).parent / "crew"), "write",
+    command = [*CREW, "write",
                "--title", str(EXAMPLE / "crew_paper_title.txt"), "--abstract", str(EXAMPLE / "crew_paper_abstract.txt"),
                "--bib", str(EXAMPLE / "crew_paper.bib"), "--system", "extractive", "--out", str(out)]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path, env=CREW_ENV)
     assert done.returncode == 0, done.stderr
     bib_keys = set(re.findall(r"@\w+\{([^,\s]+),", (EXAMPLE / "crew_paper.bib").read_text()))
     latex = (out / "related_work.tex").read_text()
@@ -152,9 +155,9 @@ def test_crew_write_with_the_extractive_system_writes_markdown_and_latex_citing_
 
 def test_crew_write_reports_bad_input_as_an_error_not_a_traceback(tmp_path):
     bad = _write(tmp_path, "dup.bib", "@misc{a, title={One}}\n@misc{a, title={Two}}\n")
-    done = subprocess.run([str(Path(sys.executable).parent / "crew"), "write", "--title", "T", "--abstract", "A",
+    done = subprocess.run([*CREW, "write", "--title", "T", "--abstract", "A",
                            "--bib", str(bad), "--system", "extractive", "--out", str(tmp_path / "o")],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, env=CREW_ENV)
     assert done.returncode == 1 and done.stderr.startswith("error: ") and "Traceback" not in done.stderr
     help_text = subprocess.run([str(Path(sys.executable).parent / "crew"), "write", "--help"], capture_output=True,
                                text=True, timeout=60).stdout
@@ -165,8 +168,8 @@ def test_write_related_work_counts_rounds_and_rejects_rounds_for_a_one_prompt_sy
     params = load_params("quick")
     refs = read_references(EXAMPLE / "crew_paper.bib")
     result = write_related_work("T", "Agents write related work.", refs, params=params, system="extractive",
-                                rounds=3, out=tmp_path / "o")
-    assert result.summary["rounds"] == 3 and (tmp_path / "o" / "related_work.tex").exists()
+                                rounds=4, out=tmp_path / "o")
+    assert result.summary["rounds"] == 4 and (tmp_path / "o" / "related_work.tex").exists()
     with pytest.raises(ValueError, match="plays no rounds"):
         write_related_work("T", "A.", refs, params=params, system="long_context", rounds=3, out=tmp_path / "p")
 
@@ -179,7 +182,7 @@ def test_crew_write_with_crew_on_the_embedded_model(tmp_path):
     refs = read_references(EXAMPLE / "crew_paper.bib")
     few = references_from_rows([{"key": r.id, "title": r.title, "abstract": r.abstract} for r in refs.references[:6]])
     result = write_related_work("CREW", (EXAMPLE / "crew_paper_abstract.txt").read_text(), few, params=params,
-                                rounds=2, out=tmp_path / "o")
+                                rounds=3, out=tmp_path / "o")
     assert result.summary["calls"] > 0 and result.summary["model"]
     latex = (tmp_path / "o" / "related_work.tex").read_text()
     cited = {k for group in re.findall(r"\\cite\{([^}]*)\}", latex) for k in group.split(",")}
@@ -249,10 +252,10 @@ def test_crew_write_plays_rounds_that_fit_the_pool_and_validates_rounds(tmp_path
     import argparse
 
     from crewlib.baselines.env_systems import auto_rounds
-    from crewlib.config import ParamsError
     from crewlib.data.records import Reference
     from crewlib.tasks import build_tasks
-    from crewlib.write import _rounds, own_example
+    from crewlib.write import own_example
+    from crewlib.write.command import _rounds
 
     quick = load_params("quick")
     refs = [Reference(f"k{i}", f"Work {i} on graphs", f"Work {i} on graphs" if i >= 8 else f"Graph method {i} learns.")
@@ -265,5 +268,7 @@ def test_crew_write_plays_rounds_that_fit_the_pool_and_validates_rounds(tmp_path
     for bad in ("0", "-1", "x"):
         with pytest.raises(argparse.ArgumentTypeError, match="rounds"):
             _rounds(bad)
-    with pytest.raises(ParamsError, match="rounds"):
-        write_related_work("T", "A.", refs, params=quick, system="extractive", rounds=0, out=tmp_path / "o")
+    for too_few in (0, 3):  # extractive composes in its 4th round
+        with pytest.raises(ValueError, match="fewer than 4 rounds"):
+            write_related_work("T", "A.", refs, params=quick, system="extractive", rounds=too_few, out=tmp_path / "o")
+    assert not (tmp_path / "o").exists()  # refused before any work

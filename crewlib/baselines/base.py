@@ -78,6 +78,11 @@ class System:
         self.client = client
         self.settings = dict(self.params["baselines"][self.name])
 
+    @classmethod
+    def min_rounds(cls, params: Mapping) -> int:
+        """The fewest rounds in which this system can write anything (1: it writes in its first)."""
+        return 1
+
     def caller(self, role: str, agent: int | None = None) -> Caller:
         return Caller(self.name, role, agent)
 

@@ -54,6 +54,12 @@ class _EnvSystem(System):
             raise ValueError(f"{self.name}: rounds is auto, which depends on the task: use rounds_for(task)")
         return int(self.settings["rounds"])
 
+    @classmethod
+    def min_rounds(cls, params) -> int:
+        """A paragraph needs ``env.compose_min_sources`` works read first, one per agent and round: that many
+        rounds of reading, then one to compose."""
+        return int(params["env"]["compose_min_sources"]) + 1
+
     def rounds_for(self, task: Task) -> int:
         """The rounds to play on ``task``: the fixed number, or :func:`auto_rounds` for ``auto``."""
         if self.settings["rounds"] != "auto":
@@ -107,6 +113,11 @@ class Crew(_EnvSystem):
 class Extractive(_EnvSystem):
     name = "extractive"
     uses_llm = False
+
+    @classmethod
+    def min_rounds(cls, params) -> int:
+        """The fixed schedule's first Compose, and the round it is played in."""
+        return FIXED_SCHEDULE.index(int(Action.COMPOSE)) + 1
 
     def executor(self):
         return SurrogateExecutor()

@@ -11,6 +11,7 @@ record from any source looks the same to the rest of the library.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -54,9 +55,16 @@ class Reference:
         return f"{self.title}. {self.abstract}"
 
 
+_MATH = re.compile(r"(\$[^$]+\$)")
+
+
 def clean_field(value: object) -> str:
-    """A text field of a user's file: BibTeX braces removed, whitespace collapsed ("" for None)."""
-    return "" if value is None else " ".join(str(value).replace("{", "").replace("}", "").split())
+    """A text field of a user's file: BibTeX braces removed outside LaTeX math (``$\\mathcal{O}(n)$`` is kept as
+    written), whitespace collapsed ("" for None)."""
+    if value is None:
+        return ""
+    parts = _MATH.split(str(value))  # odd items are math
+    return " ".join("".join(p if i % 2 else p.replace("{", "").replace("}", "") for i, p in enumerate(parts)).split())
 
 
 def reference_from_fields(key: str, title: str, abstract: object = "", authors: object = None,
@@ -64,8 +72,6 @@ def reference_from_fields(key: str, title: str, abstract: object = "", authors: 
     """A reference from the simple fields (``crew write``'s files, the simple local layout) and whether it
     has no abstract: then it is known by its title (:func:`crewlib.tasks.title_only`). ``authors``: a list,
     or a string joined by " and " or ";"; ``year``: the first four-digit year in it."""
-    import re
-
     abstract = clean_field(abstract)
     parts = authors if isinstance(authors, list | tuple) else re.split(r"\s+and\s+|;", str(authors or ""))
     found = re.search(r"\b(1[89]\d{2}|20\d{2})\b", str(year or ""))

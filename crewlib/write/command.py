@@ -1,0 +1,219 @@
+"""``crew write``'s command line: every argument checked before any work, one line for every failure.
+
+The exit status tells the truth: 0 for a written section (its counted fallbacks printed), 1 for
+a run that wrote none or an input that cannot be used (one line on stderr, no traceback), 130
+for Ctrl-C (the answers received are cached; a rerun reuses them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from pathlib import Path
+
+from crewlib.write.reference_files import ReferenceFileError, ReferenceList, read_text_file
+
+_VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_SUFFIX = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,4}$")
+
+
+class ArgumentError(ValueError):
+    """An argument that cannot be used; the message names it."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from crewlib.baselines import SYSTEMS
+
+    paper = parser.add_argument_group("the paper (--tex, or --title and --abstract)")
+    paper.add_argument("--tex", default=None,
+                       help="the paper's main LaTeX file: title, abstract and introduction read from it (\\input "
+                            "followed), and its \\bibliography when --bib is not given")
+    paper.add_argument("--title", default=None, help="the paper's title (text or a file)")
+    paper.add_argument("--abstract", default=None, help="the paper's abstract (text or a file)")
+    paper.add_argument("--introduction", default=None, help="optionally, its introduction (text or a file)")
+    refs = parser.add_mutually_exclusive_group()
+    refs.add_argument("--bib", help="a BibTeX file; each entry's abstract field is used")
+    refs.add_argument("--references", help="a CSV, JSON or JSONL file of key, title, abstract, authors, year")
+    parser.add_argument("--select", type=_positive("--select"), default=None, metavar="K",
+                        help="the references file is a library: keep the K references most relevant to the paper "
+                             "(BM25 and MiniLM, docs/method.md)")
+    parser.add_argument("--system", default="crew", choices=sorted(SYSTEMS), help="who writes (default: crew)")
+    parser.add_argument("--params", default="quick", help="params mode or YAML path (default: quick)")
+    parser.add_argument("--rounds", type=_rounds, default=None,
+                        help="rounds for crew and the other round-based systems: a number, or auto (crew's "
+                             "default: enough to read every reference with an abstract)")
+    parser.add_argument("--out", default="related_work", help="output folder (default: ./related_work)")
+    parser.add_argument("--force", action="store_true", help="replace a previous run's files in --out")
+    parser.add_argument("--base-url", default=None, help="an OpenAI-compatible endpoint (default: the embedded model)")
+    parser.add_argument("--model", default=None, help="the model name at --base-url")
+    parser.add_argument("--api-key-env", default=None,
+                        help="the NAME of the variable holding the endpoint's key (never the key itself)")
+    parser.add_argument("--context-tokens", type=_positive("--context-tokens"), default=None, metavar="N",
+                        help="long_context at your endpoint: the model's context window in tokens")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _positive(name: str):
+    def parse(value: str) -> int:
+        try:
+            number = int(value)
+        except ValueError:
+            number = 0
+        if number < 1:
+            raise argparse.ArgumentTypeError(f"{name} needs a whole number >= 1, not {value!r}")
+        return number
+
+    return parse
+
+
+def _rounds(value: str) -> int | str:
+    return value if value == "auto" else _positive("--rounds")(value)
+
+
+def text_argument(value: str | None, name: str) -> str:
+    """A ``--title``/``--abstract``/``--introduction`` value: the text of the file it names, or the text itself.
+    A value that looks like a path (no spaces and a folder separator or a file suffix, or starting with ``/``,
+    ``~`` or ``./``) must name an existing file: a mistyped path is an error, never the text."""
+    if not value:
+        return ""
+    single = "\n" not in value and len(value) < 1024
+    path = Path(value).expanduser()
+    if single and path.is_file():
+        return read_text_file(path, name)
+    looks_like_path = single and (value.startswith(("/", "~", "./", "../")) or (
+        not re.search(r"\s", value) and ("/" in value or "\\" in value or _SUFFIX.search(value))))
+    if looks_like_path:
+        raise ArgumentError(f"{name} {value!r} looks like a file, and no such file exists")
+    return value
+
+
+def check_llm_arguments(args: argparse.Namespace) -> dict:
+    """The ``llm`` overrides of ``--base-url``/``--model``/``--api-key-env``, checked: a model or key variable
+    needs an endpoint; a key variable must be a variable's name (never echoed: it may be the key itself)."""
+    endpoint = args.base_url or os.environ.get("CREW_LLM_BASE_URL")
+    if args.base_url is not None and not args.base_url.strip():
+        raise ArgumentError("--base-url is empty")
+    for name, value in (("--model", args.model), ("--api-key-env", args.api_key_env)):
+        if value is not None and not endpoint:
+            raise ArgumentError(f"{name} needs --base-url (or CREW_LLM_BASE_URL): without an endpoint the embedded "
+                                "model runs and would ignore it")
+    if args.api_key_env is not None and args.api_key_env and not _VARIABLE.match(args.api_key_env):
+        raise ArgumentError("--api-key-env takes the NAME of the environment variable that holds the key (letters, "
+                            "digits and _), not the key itself; the value given is not shown")
+    return {k: v for k, v in (("provider", "openai" if args.base_url else None), ("base_url", args.base_url),
+                              ("model", args.model), ("api_key_env", args.api_key_env)) if v is not None}
+
+
+def load_inputs(args: argparse.Namespace):
+    """The paper (title, abstract, introduction) and its references, from ``--tex`` and/or the text arguments."""
+    from crewlib.write.latex_paper import read_latex_paper
+    from crewlib.write.reference_files import read_references
+
+    title = text_argument(args.title, "--title")
+    abstract = text_argument(args.abstract, "--abstract")
+    introduction = text_argument(args.introduction, "--introduction")
+    bib = args.bib or args.references
+    if args.tex:
+        paper = read_latex_paper(args.tex, need_bib=not bib)
+        title, abstract = title or paper.title, abstract or paper.abstract
+        introduction = introduction or paper.introduction
+        bib = bib or str(paper.bib)
+    if not title or not abstract:
+        raise ArgumentError("give the paper: --tex main.tex, or --title and --abstract")
+    if not bib:
+        raise ArgumentError("give the references: --bib refs.bib or --references refs.csv (or --tex with a "
+                            "\\bibliography)")
+    return title, abstract, introduction, read_references(bib)
+
+
+def run_from_args(args: argparse.Namespace) -> int:
+    from crewlib.baselines import SystemUnavailableError
+    from crewlib.config import ParamsError
+    from crewlib.llm import LLMError
+    from crewlib.write.writer import OutputFolderError, WriteFailed
+
+    session: dict = {}
+    try:
+        result, references, pool = _run(args, session)
+    except KeyboardInterrupt:
+        session.get("abandon", lambda: None)()
+        client = session.get("client")
+        answers = sum(r.error is None for r in client.ledger.records) if client else 0
+        print(f"\ninterrupted; a rerun reuses the {answers} cached answers", file=sys.stderr)
+        return 130
+    except (ArgumentError, ReferenceFileError, LLMError, SystemUnavailableError, ParamsError, OutputFolderError,
+            WriteFailed, ValueError, OSError) as exc:
+        session.get("abandon", lambda: None)()  # the folder this run created, left empty
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(result.markdown)
+    print(references.report() + (f"; {len(pool.references)} selected (--select {args.select})" if args.select else ""))
+    print(result.summary_line)
+    if result.generation.notes.get("truncated"):
+        print("warning: the material did not fit the context and was cut (generation.json, notes)", file=sys.stderr)
+    print(f"written: {result.out}/" + ", ".join(result.written))
+    return 0
+
+
+def _run(args: argparse.Namespace, session: dict):
+    """Check every argument, read the inputs, write; the result, the references read and the pool written from."""
+    from crewlib.config import load_params
+    from crewlib.write.writer import abandon_out, check_rounds, prepare_out, write_related_work
+
+    llm = check_llm_arguments(args)
+    overrides: dict = {"llm": llm} if llm else {}
+    if args.context_tokens is not None:
+        if args.system != "long_context":
+            raise ArgumentError("--context-tokens is for --system long_context")
+        overrides["baselines"] = {"long_context": {"context_tokens": args.context_tokens}}
+    params = load_params(args.params, overrides or None)
+    if args.system == "long_context" and params["llm"]["provider"] != "embedded" and \
+            not params["baselines"]["long_context"]["context_tokens"]:
+        raise ArgumentError(f"long_context at {params['llm']['model']} needs the model's context window: give "
+                            "--context-tokens N (e.g. 128000)")
+    check_rounds(params, args.system, args.rounds)
+    title, abstract, introduction, references = load_inputs(args)
+    out, created = prepare_out(args.out, force=args.force)  # before any work; write_related_work checks it again
+    session["abandon"] = lambda: abandon_out(out, created)
+    for line in references.warnings():
+        print(f"warning: {line}", file=sys.stderr)
+    pool, extra = references, {}
+    if args.select is not None:
+        pool, extra = _select(title, abstract, introduction, references, args.select, progress=not args.quiet)
+    _warn_long(abstract, introduction)
+    if len(pool.references) > 200 and not args.quiet:
+        print(f"note: {len(pool.references):,} references: embedding them all for the features takes about "
+              f"{len(pool.references) // 10:,} s on a CPU; is this a library? --select K keeps the K most relevant",
+              file=sys.stderr)
+    result = write_related_work(title, abstract, pool, params=params, system=args.system, rounds=args.rounds,
+                                introduction=introduction, out=out, force=True, progress=not args.quiet,
+                                session=session, extra_summary=extra)
+    return result, references, pool
+
+
+def _select(title: str, abstract: str, introduction: str, references, k: int, *, progress: bool):
+    from crewlib.write.library import select_references
+
+    chosen = select_references(f"{title}. {abstract} {introduction}", references.references, k, progress=progress)
+    extra = {"selected_from": len(references.references),
+             "selected": [{"key": s.reference.id, "score": s.score, "bm25": s.bm25, "embedding": s.embedding}
+                          for s in chosen]}
+    keys = {s.reference.id for s in chosen}
+    pool = ReferenceList([s.reference for s in chosen], references.source,
+                         [k for k in references.title_only if k in keys],
+                         {k: y for k, y in references.years_as_written.items() if k in keys})
+    return pool, extra
+
+
+def _warn_long(abstract: str, introduction: str, *, abstract_words: int = 1000) -> None:
+    """A warning for an abstract far longer than an abstract (a whole paper pasted?): a system that cannot fit it
+    in its context cuts it (recorded in ``generation.json``); the introduction's first 300 words are read."""
+    words = len(abstract.split())
+    if words > abstract_words:
+        print(f"warning: the abstract holds {words:,} words (an abstract is usually under 300); a system whose "
+              "context cannot hold it cuts it", file=sys.stderr)
+    if len(introduction.split()) > 300:
+        print(f"warning: the introduction holds {len(introduction.split()):,} words; the systems read its first 300",
+              file=sys.stderr)

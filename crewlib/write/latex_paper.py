@@ -1,0 +1,133 @@
+"""``crew write --tex main.tex``: the user's paper read from its LaTeX source.
+
+The title is ``\\title{...}``, the abstract the ``abstract`` environment, the introduction the
+section named Introduction (up to the next ``\\section``); ``\\input``/``\\include`` files are
+followed (relative to the main file's folder, ``.tex`` added when missing). The references file is
+the one ``\\addbibresource{...}`` or ``\\bibliography{...}`` names (the first that exists), unless
+the caller gives one. LaTeX becomes plain text by ``pylatexenc`` (already installed with
+``bibtexparser``): comments, ``\\cite``, ``\\ref`` and ``\\label`` removed, math kept as written.
+Anything that cannot be found is an error naming it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from crewlib.write.reference_files import ReferenceFileError, read_text_file
+
+_INPUT = re.compile(r"\\(?:input|include)\s*\{([^}]+)\}")
+_COMMENT = re.compile(r"(?<!\\)%.*")
+_DROPPED = re.compile(r"~?\\(?:cite[a-zA-Z]*|citep|citet|ref|eqref|autoref|cref|Cref|label)\*?(?:\[[^\]]*\])*\{[^}]*\}")
+_REF_PHRASE = re.compile(r"(?:\b(?:Sections?|Sec\.|Figures?|Fig\.|Tables?|Appendix|Eq\.|Equation)\s*~?\s*)"
+                         r"\\(?:ref|eqref|autoref|cref|Cref)\{[^}]*\}")
+_EMPTY_PARENS = re.compile(r"\s*\(\s*\)")
+_MATH = re.compile(r"(\$[^$]+\$)")
+
+
+class LatexPaperError(ReferenceFileError):
+    """A LaTeX paper that lacks a piece ``crew write`` needs; the message names the piece and the file."""
+
+
+@dataclass(frozen=True)
+class LatexPaper:
+    path: Path
+    title: str
+    abstract: str
+    introduction: str
+    bib: Path | None  # the references file the source names (None: it names none)
+
+
+def read_latex_paper(path: str | Path, *, need_bib: bool = True) -> LatexPaper:
+    """Title, abstract, introduction and ``.bib`` of the paper whose main file is ``path`` (module docstring)."""
+    path = Path(path).expanduser()
+    source = _expand_inputs(read_text_file(path, "LaTeX file"), path.parent, path, depth=0)
+    missing = []
+    title = _command_argument(source, "title")
+    abstract = _environment(source, "abstract")
+    introduction = _section(source, "introduction")
+    if not title:
+        missing.append("a \\title{...}")
+    if not abstract:
+        missing.append("an abstract (\\begin{abstract} ... \\end{abstract})")
+    if not introduction:
+        missing.append("a section named Introduction (\\section{Introduction})")
+    bib = _bibliography(source, path.parent)
+    if need_bib and bib is None:
+        missing.append("a references file (\\bibliography{refs} or \\addbibresource{refs.bib} naming a file "
+                       "that exists; or give --bib)")
+    if missing:
+        raise LatexPaperError(f"{path}: could not find " + "; ".join(missing))
+    return LatexPaper(path, latex_to_text(title), latex_to_text(abstract), latex_to_text(introduction), bib)
+
+
+def latex_to_text(latex: str) -> str:
+    """Plain text of a LaTeX fragment: commands rendered by pylatexenc, math kept as written, whitespace collapsed."""
+    from pylatexenc.latex2text import LatexNodes2Text
+
+    converter = LatexNodes2Text(math_mode="verbatim")
+    parts = _MATH.split(_DROPPED.sub("", _REF_PHRASE.sub("", latex)))
+    text = "".join(p if i % 2 else converter.latex_to_text(p) for i, p in enumerate(parts))
+    return " ".join(_EMPTY_PARENS.sub("", text).split())
+
+
+def _expand_inputs(text: str, folder: Path, origin: Path, depth: int) -> str:
+    if depth > 10:
+        raise LatexPaperError(f"{origin}: \\input nested more than 10 deep (a file that inputs itself?)")
+    text = "\n".join(_COMMENT.sub("", line) for line in text.splitlines())
+
+    def include(match: re.Match) -> str:
+        name = match.group(1).strip()
+        child = folder / name
+        if not child.suffix:
+            child = child.with_suffix(".tex")
+        if not child.is_file():
+            raise LatexPaperError(f"{origin}: \\input{{{name}}} names {child}, which does not exist")
+        return _expand_inputs(read_text_file(child, "LaTeX file"), folder, child, depth + 1)
+
+    return _INPUT.sub(include, text)
+
+
+def _balanced(text: str, start: int) -> str | None:
+    """The text inside the brace group opening at ``text[start] == "{"``."""
+    depth = 0
+    for i in range(start, len(text)):
+        if text[i] == "{" and text[i - 1:i] != "\\":
+            depth += 1
+        elif text[i] == "}" and text[i - 1:i] != "\\":
+            depth -= 1
+            if depth == 0:
+                return text[start + 1:i]
+    return None
+
+
+def _command_argument(text: str, command: str) -> str:
+    match = re.search(r"\\" + command + r"\s*(?:\[[^\]]*\])?\s*\{", text)
+    return (_balanced(text, match.end() - 1) or "").strip() if match else ""
+
+
+def _environment(text: str, name: str) -> str:
+    match = re.search(r"\\begin\{" + name + r"\}(.*?)\\end\{" + name + r"\}", text, re.DOTALL)
+    return match.group(1).strip() if match else ""
+
+
+def _section(text: str, name: str) -> str:
+    match = re.search(r"\\section\*?\s*\{\s*" + name + r"\s*\}", text, re.IGNORECASE)
+    if not match:
+        return ""
+    rest = text[match.end():]
+    end = re.search(r"\\(?:section|chapter|bibliography|printbibliography|end\{document\}|appendix)\b", rest)
+    return (rest[:end.start()] if end else rest).strip()
+
+
+def _bibliography(text: str, folder: Path) -> Path | None:
+    names = [n.strip() for m in re.finditer(r"\\(?:addbibresource|bibliography)\s*(?:\[[^\]]*\])?\{([^}]+)\}", text)
+             for n in m.group(1).split(",") if n.strip()]
+    for name in names:
+        path = folder / name
+        if path.suffix != ".bib":
+            path = path.with_name(path.name + ".bib")
+        if path.is_file():
+            return path.resolve()
+    return None

@@ -1,0 +1,259 @@
+"""Writing the user's section: the target, the output folder, one system's run, and the files written.
+
+:func:`write_related_work` is the whole job from Python; :mod:`crewlib.write.command` is its command
+line. A run either writes a section or raises :class:`WriteFailed` (an empty section, or every LLM
+call failed), with nothing written to the output folder; answers received are cached, so a rerun
+pays for none of them again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from crewlib.data.records import RecordError, Reference, RWGExample, with_introduction
+from crewlib.write.reference_files import ReferenceList
+from crewlib.write.render import to_latex, to_markdown
+
+OUTPUT_FILES = ("related_work.md", "related_work.tex", "generation.json", "trace.json", "ledger.csv",
+                "summary.json")
+
+
+class WriteFailed(RuntimeError):
+    """A run that wrote no usable section: the message says why in one line."""
+
+
+class OutputFolderError(ValueError):
+    """An output folder that cannot take this run's files (not writable, a file, or holding another run's)."""
+
+
+def own_example(title: str, abstract: str, references: Sequence[Reference], introduction: str = "",
+                introduction_words: int = 300) -> RWGExample:
+    """The user's paper as an example without gold: the introduction's first ``introduction_words`` words,
+    when given, follow the abstract (the target text every system reads). Its id is a digest of what it
+    holds, so cached features and answers never mix two papers."""
+    if not title.strip():
+        raise ValueError("the target paper needs a title (--title)")
+    if not abstract.strip():
+        raise ValueError("the target paper needs an abstract (--abstract): the systems write for it")
+    text = with_introduction(abstract, introduction, introduction_words)
+    digest = hashlib.sha1(json.dumps([title, text, [(r.id, r.title, r.abstract) for r in references]])
+                          .encode()).hexdigest()[:12]
+    try:
+        return RWGExample(f"own-{digest}", " ".join(title.split()), text, tuple(references)).validate(
+            require_gold=False)
+    except RecordError as exc:
+        raise ValueError(str(exc)) from exc
+
+
+def prepare_out(out: str | Path, *, force: bool = False) -> tuple[Path, bool]:
+    """The output folder, checked before any work: creatable and writable, not a file; one that holds files is
+    refused unless ``force``, which removes the previous run's files (:data:`OUTPUT_FILES`; nothing else).
+    Returns the folder and whether this call created it."""
+    if str(out).strip() == "":
+        raise OutputFolderError("--out is empty: name a folder for the section (default: related_work)")
+    out = Path(out).expanduser()
+    if out.exists() and not out.is_dir():
+        raise OutputFolderError(f"--out {out} is a file, not a folder")
+    created = not out.exists()
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".crew-write-probe"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise OutputFolderError(f"--out {out} is not writable: {exc.strerror or exc}") from None
+    held = sorted(p.name for p in out.iterdir())
+    if held and not created:
+        ours = [name for name in held if name in OUTPUT_FILES]
+        if not force:
+            raise OutputFolderError(f"--out {out} already holds {len(held)} files ({', '.join(held[:4])}"
+                                    f"{' ...' if len(held) > 4 else ''}); give --force to replace a previous run's "
+                                    f"files, or another --out")
+        for name in ours:
+            (out / name).unlink()
+    return out, created
+
+
+def abandon_out(out: Path, created: bool) -> None:
+    """Remove the output folder a failed run created, when it is still empty."""
+    if created and out.is_dir() and not any(out.iterdir()):
+        shutil.rmtree(out, ignore_errors=True)
+
+
+@dataclass
+class WriteResult:
+    example: RWGExample
+    generation: object  # crewlib.baselines.Generation
+    summary: dict
+    out: Path
+    markdown: str
+    latex: str
+    written: tuple[str, ...] = ()
+
+    @property
+    def summary_line(self) -> str:
+        s = self.summary
+        verification = s["citation_verification"]
+        share = "no citation"
+        if verification is not None:
+            unverifiable = s["unverifiable_citations"]
+            share = (f"{verification:.0%} ({s['markers_resolved']}/{s['citations']}"
+                     + (f"; unverifiable citations: {unverifiable})" if unverifiable else ")"))
+        tokens = s["prompt_tokens"] + s["completion_tokens"]
+        fallbacks = sum(s["fallbacks"].values())
+        return (f"{s['system']}: {s['calls']} LLM calls, {tokens:,} tokens, {s['wall_time_s']:.1f} s; citation "
+                f"verification {share}; {s['cited']} of {s['references']} references cited; {s['words']} words"
+                + (f"; {fallbacks} counted fallbacks (summary.json)" if fallbacks else ""))
+
+
+def check_rounds(params: dict, system: str, rounds: int | str | None) -> int | str | None:
+    """``rounds`` for ``system``, checked before any work: a number the system can write in, or ``auto``; None:
+    auto for a system that has it (CREW), else its params."""
+    from crewlib.baselines import system_class
+
+    block = params["baselines"].get(system, {})
+    if rounds is None and "max_rounds" in block:
+        return "auto"  # crew write plays rounds that fit the pool (the demo and notebooks keep their fixed rounds)
+    if rounds is None:
+        return None
+    if "rounds" not in block:
+        raise ValueError(f"--rounds: the system {system!r} plays no rounds")
+    least = system_class(system).min_rounds(params)
+    if rounds != "auto" and int(rounds) < least:
+        raise ValueError(f"--rounds {rounds}: {system} writes nothing in fewer than {least} rounds "
+                         f"(it must read before it composes); give at least {least}, or auto")
+    return rounds
+
+
+def write_related_work(title: str, abstract: str, references: ReferenceList | Sequence[Reference], *,
+                       params: dict, system: str = "crew", rounds: int | str | None = None, introduction: str = "",
+                       out: str | Path = "related_work", force: bool = False, progress: bool = False,
+                       session: dict | None = None, extra_summary: dict | None = None) -> WriteResult:
+    """Write the related-work section of the user's paper with ``system`` (files: :mod:`crewlib.write`).
+
+    ``rounds``: a number, or ``auto`` (enough rounds to read every reference with an abstract, at most
+    ``baselines.<system>.max_rounds``); None: auto for a system that has it (CREW), else its params.
+    ``session``: a dict that receives the LLM ``client`` once connected (the command counts its answers on
+    Ctrl-C); ``extra_summary``: more facts for ``summary.json`` (the references ``--select`` chose).
+    Raises :class:`WriteFailed` when the run wrote no usable section (nothing written then).
+    """
+    from crewlib.baselines import make_system, system_class
+    from crewlib.config import with_overrides
+    from crewlib.llm import connect
+    from crewlib.tasks import build_tasks
+
+    refs = references.references if isinstance(references, ReferenceList) else list(references)
+    rounds = check_rounds(params, system, rounds)
+    if rounds is not None:
+        params = with_overrides(params, {"baselines": {system: {"rounds": rounds}}})
+    example = own_example(title, abstract, refs, introduction)
+    out, created = prepare_out(out, force=force)
+    try:
+        client = connect(params) if system_class(system).uses_llm else None  # a missing key fails before features
+        if session is not None:
+            session["client"] = client
+        task = build_tasks(params, [example], min_connections=0).tasks[example.target_id]
+        writer = make_system(system, params, client)
+        bar = _round_bar(writer, task, progress)
+        _stop_when_every_call_fails(writer, client)
+        try:
+            generation = writer.generate(example, task)
+        finally:
+            if bar is not None:
+                bar.close()
+        _check_outcome(system, generation)
+    except BaseException:
+        abandon_out(out, created)
+        raise
+    return _save(example, generation, references, writer, client, out, extra_summary or {})
+
+
+def _check_outcome(system: str, generation) -> None:
+    """Raise :class:`WriteFailed` for an empty section or a run in which every LLM call failed."""
+    failed = [r for r in generation.records if r.error]
+    calls = len(generation.records)
+    reasons = sum(generation.fallbacks.values())
+    first = failed[0].error if failed else next(iter(generation.fallbacks), "")
+    if calls and len(failed) == calls:
+        raise WriteFailed(f"{system}: all {calls} LLM calls failed (first: {first}); nothing written")
+    if not generation.text.strip():
+        why = (f"{len(failed)} of {calls} LLM calls failed, {reasons} counted fallbacks" if calls
+               else f"{reasons} counted fallbacks")
+        raise WriteFailed(f"{system} wrote an empty section: {why}" + (f" (first: {first})" if first else "")
+                          + "; nothing written")
+
+
+def _save(example, generation, references, writer, client, out: Path, extra: dict) -> WriteResult:
+    refs = list(example.references)
+    title_only = references.title_only if isinstance(references, ReferenceList) else []
+    years = references.years_as_written if isinstance(references, ReferenceList) else {}
+    written = []
+    trace = getattr(writer, "trace", None)
+    if trace is not None:
+        trace.save(out)  # trace.json (and its own related_work.md, replaced below)
+        written.append("trace.json")
+    if client is not None:
+        client.ledger.to_csv(out / "ledger.csv")
+        written.append("ledger.csv")
+    (out / "generation.json").write_text(json.dumps(generation.to_dict(), indent=1, default=str) + "\n")
+    check = generation.citation_check
+    cost = generation.cost
+    summary = {"system": generation.system, "title": example.title, "target_id": example.target_id,
+               "model": client.model if client else None, "endpoint": client.endpoint if client else None,
+               "references": len(refs), "references_title_only": len(title_only), "title_only_keys": title_only,
+               "cited": len(set(check.cited_ids)), "markers": check.markers, "markers_resolved": check.resolved,
+               "citations": check.citations, "unverifiable_citations": len(check.stray),
+               "unverifiable": list(check.stray), "citation_verification": check.verification,
+               "unresolved_keys": sorted(set(check.unresolved_keys)),
+               "calls": cost["calls"], "prompt_tokens": cost["prompt_tokens"],
+               "completion_tokens": cost["completion_tokens"], "wall_time_s": round(generation.wall_s, 2),
+               "fallbacks": dict(generation.fallbacks), "words": len(generation.text.split()),
+               "rounds": generation.notes.get("rounds"), **extra}
+    footer = (f"Written by {generation.system}" + (f" with {summary['model']}" if summary["model"] else "") + ". "
+              f"Citation verification: {check.resolved}/{check.citations} citations resolve"
+              + (f"; known by their title only: {len(title_only)} of {len(refs)} references" if title_only else "")
+              + ".")
+    markdown = to_markdown(example, generation.text, generation.key_to_id, footer, years)
+    latex = to_latex(example, generation.text, generation.key_to_id, header=footer)
+    (out / "related_work.md").write_text(markdown)
+    (out / "related_work.tex").write_text(latex)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    written = ["related_work.md", "related_work.tex", "generation.json", "summary.json", *written]
+    return WriteResult(example, generation, summary, out, markdown, latex, tuple(written))
+
+
+def _stop_when_every_call_fails(writer, client, least: int = 3) -> None:
+    """After each round of an environment system: when every one of at least ``least`` LLM calls so far failed
+    (a dead endpoint, a revoked key), stop with :class:`WriteFailed` instead of playing the remaining rounds
+    into the same wall (each failing call waits out its retries)."""
+    if client is None or not hasattr(writer, "rounds_for"):
+        return
+    mark = client.ledger.mark()
+    after = writer.on_round
+
+    def on_round(t: int) -> None:
+        if after is not None:
+            after(t)
+        records = client.ledger.since(mark)
+        if len(records) >= least and all(r.error for r in records):
+            rounds = "round" if t == 1 else f"{t} rounds"
+            raise WriteFailed(f"{writer.name}: all {len(records)} LLM calls failed in the first {rounds} (first: "
+                              f"{records[0].error}); stopped, nothing written")
+
+    writer.on_round = on_round
+
+
+def _round_bar(writer, task, progress: bool):
+    """A progress bar over the rounds of an environment system (one step for a single-prompt system)."""
+    if not progress or not hasattr(writer, "rounds_for"):
+        return None
+    from tqdm import tqdm  # plain text bars: no widget (and no IProgress warning) in notebooks
+
+    bar = tqdm(total=writer.rounds_for(task), desc=f"{writer.name} rounds", unit="round")
+    writer.on_round = lambda t: bar.update(1)
+    return bar
