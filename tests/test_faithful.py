@@ -152,7 +152,7 @@ def test_a_bad_setting_is_named_with_its_file(override, message):
 def test_a_users_file_without_base_names_what_is_missing(tmp_path):
     path = tmp_path / "mine.yaml"
     path.write_text("llm: {temperature: 0.5}\n")
-    with pytest.raises(ParamsError, match=r"mine.yaml.*demo: missing"):
+    with pytest.raises(ParamsError, match=r"mine.yaml: \d+ settings missing \(.*`base: quick`"):
         load_params(path)
     path.write_text("base: quick\nllm: {temperature: 0.5}\n")
     assert load_params(path)["llm"]["temperature"] == 0.5
