@@ -62,7 +62,7 @@ def bench_episode(examples) -> None:
 def bench_llm_round(examples, model: str) -> None:
     from crewlib.env.llm_executor import LLMExecutor
     from crewlib.llm import LLMConfig, connect
-    from crewlib.llm.config import EmbeddedConfig
+    from crewlib.llm.settings import EmbeddedConfig
 
     client = connect(config=LLMConfig(cache_mode="off", frequency_penalty=0.3, embedded=EmbeddedConfig(model=model)))
     env = CrewEnv(examples, LLMExecutor(client))

@@ -35,9 +35,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from crewlib import prompts  # noqa: E402
 from crewlib.config import load_params, resolve_path  # noqa: E402
-from crewlib.llm.config import EmbeddedConfig  # noqa: E402
 from crewlib.llm.local import LocalServer, get_model, prepare_model  # noqa: E402
 from crewlib.llm.native import build_info, native_server  # noqa: E402
+from crewlib.llm.settings import EmbeddedConfig  # noqa: E402
 from crewlib.tasks import build_tasks  # noqa: E402
 
 TOPICS = ["self-attention", "pretrained language models", "abstractive summarisation", "citation graphs",

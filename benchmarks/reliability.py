@@ -30,7 +30,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from crewlib.config import load_params  # noqa: E402
 from crewlib.experiments import run_generations  # noqa: E402
-from crewlib.experiments.faults import Replay, answers_from_files, run_with_faults  # noqa: E402
+from crewlib.experiments.fault_runs import Replay, answers_from_files, run_with_faults  # noqa: E402
 from crewlib.llm import LLMClient, connect  # noqa: E402
 from crewlib.llm.http_endpoint import ChatEndpoint  # noqa: E402
 from crewlib.tasks import build_tasks  # noqa: E402

@@ -1,7 +1,15 @@
-"""CREW: multi-agent reinforcement learning for related-work generation.
+"""CREW: multi-agent reinforcement learning for related-work generation, and SQ2E for long-document summarisation.
 
-The package mirrors the paper: ``crewlib.llm`` (one LLM client and the embedded
-local model), and later data, graph, environment, RL, baselines, evaluation and SQ2E.
+The layers (docs/architecture.md): ``actions``, ``text``, ``citations`` and ``data`` at the bottom; ``llm`` (one
+client, the embedded model), ``prompts``; the environment ``env`` and the controller ``rl``; the systems
+``baselines`` and ``sq2e``; ``eval``; ``experiments`` (what the notebooks run); ``write`` and ``cli`` (a user's
+own paper) at the top.
 """
 
 __version__ = "0.1.0"
+
+
+class CrewError(Exception):
+    """The base of every error the project raises on purpose: a bad input, an unusable endpoint, a missing model or
+    controller, a locked output folder. Each subclass also derives from ``ValueError`` (bad input) or
+    ``RuntimeError`` (a failure of the run), so ``except CrewError`` catches every one and nothing else."""

@@ -18,11 +18,13 @@ from typing import Any
 
 import yaml
 
+from crewlib import CrewError
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 PARAMS_DIR = PROJECT_ROOT / "params"
 
 
-class ParamsError(ValueError):
+class ParamsError(CrewError, ValueError):
     """A params file is missing or malformed."""
 
 

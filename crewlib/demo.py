@@ -15,17 +15,17 @@ cost summary (calls, tokens, wall time) under ``demo.output_dir``::
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from crewlib.baselines import Generation, SystemUnavailableError, make_system
+from crewlib.baselines import Generation, SystemUnavailableError
+from crewlib.baselines.runner import run_system
 from crewlib.config import ParamsError, load_params, resolve_path
 from crewlib.data import DatasetUnavailableError, RWGExample
 from crewlib.env.trace import EpisodeTrace
-from crewlib.llm import LLMError, connect, embedded_runtime
+from crewlib.llm import LLMError, embedded_runtime
 from crewlib.tasks import Task, build_tasks
 
 
@@ -48,15 +48,13 @@ def demo_target(params: dict, target_index: int) -> tuple[RWGExample, Task]:
 
 def run_demo(params: dict, *, rounds: int | None = None, target_index: int | None = None,
              output_dir: str | Path | None = None) -> DemoResult:
-    params = copy.deepcopy(params)
-    if rounds is not None:
-        params["baselines"]["crew"]["rounds"] = rounds
+    """CREW on one evaluation target (the path ``crew write`` takes too: :func:`crewlib.baselines.runner.run_system`);
+    ``rounds`` overrides ``baselines.crew.rounds`` through the validated params."""
     settings = params["demo"]
     target, task = demo_target(params, settings["target_index"] if target_index is None else target_index)
     out = resolve_path(output_dir or settings["output_dir"])
-    client = connect(params)
-    crew = make_system("crew", params, client)
-    generation = crew.generate(target, task)
+    run = run_system(params, "crew", target, task, rounds=rounds)
+    params, client, generation, crew = run.params, run.client, run.generation, run.system
     trace = crew.trace
     trace.save(out)
     client.ledger.to_csv(out / "ledger.csv")

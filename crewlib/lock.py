@@ -14,8 +14,10 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from crewlib import CrewError
 
-class OutputLockedError(RuntimeError):
+
+class OutputLockedError(CrewError, RuntimeError):
     """Another process is writing to this output folder."""
 
 

@@ -10,7 +10,7 @@ from matplotlib.colors import ListedColormap
 from matplotlib.font_manager import FontProperties
 from matplotlib.patches import Patch
 
-from crewlib.env.workspace import Action
+from crewlib.actions import Action
 
 ACTION_COLOURS = ["#4C72B0", "#55A868", "#C44E52", "#8172B2"]  # retrieve, disseminate, compose, critique
 
@@ -109,7 +109,7 @@ def discrimination_figure(table) -> plt.Figure:
 
 
 def plot_win_tie_loss(table, ax: plt.Axes, title: str = "", label: str = "") -> None:
-    """Stacked win / tie / loss shares per dimension with the win share's CI (``crewlib.eval.human.win_tie_loss``)."""
+    """Stacked win / tie / loss shares per dimension with the win share's CI (``human_stats.win_tie_loss``)."""
     dims = list(table["dimension"])
     y = np.arange(len(dims))
     left = np.zeros(len(dims))

@@ -79,15 +79,6 @@ def embedding_relevance(target_text: str, ref_texts: list[str]) -> np.ndarray:
     return np.clip(vectors[1:] @ vectors[0], 0.0, 1.0)
 
 
-def relevance_scores(target_text: str, ref_texts: list[str], method: str = "tfidf") -> np.ndarray:
-    """Relevance of each reference to the target by ``method`` (``tfidf`` or ``embedding``)."""
-    if method == "tfidf":
-        return tfidf_relevance(target_text, ref_texts)
-    if method == "embedding":
-        return embedding_relevance(target_text, ref_texts)
-    raise ValueError(f"relevance must be 'tfidf' or 'embedding', not {method!r}")
-
-
 def _key(example: RWGExample, graph: CitationGraph) -> str:
     payload = {
         "v": FEATURES_VERSION, "model": EMBEDDING_MODEL, "target": [example.title, example.abstract],

@@ -13,7 +13,8 @@ from typing import Literal
 import pydantic
 from pydantic import ConfigDict, Field
 
-ACTION_NAMES = ("retrieve", "disseminate", "compose", "critique")
+from crewlib.actions import ACTION_NAMES
+
 # The sentence repairs of the final section (crewlib/sections.py)
 REPAIRS = ("title_only", "uncited", "first_person", "target", "unsupported", "repeated_sentences", "truncated",
            "markers")

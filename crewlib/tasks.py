@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from crewlib import CrewError
 from crewlib.citations import reference_keys
 from crewlib.config import params_fingerprint
 from crewlib.data.records import Reference, RWGExample
@@ -28,7 +29,7 @@ def title_only(ref: Reference) -> bool:
     return not abstract or abstract == title
 
 
-class EmptyPoolError(ValueError):
+class EmptyPoolError(CrewError, ValueError):
     """A target has no reference left to work with (empty pool, or every reference filtered out)."""
 
 

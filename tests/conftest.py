@@ -11,7 +11,7 @@ sys.path.insert(0, str(Path(__file__).parent))  # tests/fakes.py
 from fakes import ScriptedOpenAIServer  # noqa: E402
 
 from crewlib.llm import LLMClient, LLMConfig, ResponseCache  # noqa: E402
-from crewlib.llm.config import EmbeddedConfig  # noqa: E402
+from crewlib.llm.settings import EmbeddedConfig  # noqa: E402
 
 TEST_MODEL = os.environ.get("CREW_EMBEDDED_MODEL", "qwen2.5-coder-0.5b")
 

@@ -7,16 +7,8 @@ import pandas as pd
 import pytest
 from scipy.stats import binomtest
 
-from crewlib.eval.human import (
-    DIMENSIONS,
-    AnnotationError,
-    fleiss_kappa_by_dimension,
-    human_majority,
-    judge_agreement,
-    make_pair_packets,
-    read_annotations,
-    win_tie_loss,
-)
+from crewlib.eval.human import DIMENSIONS, AnnotationError, make_pair_packets, read_annotations
+from crewlib.eval.human_stats import fleiss_kappa_by_dimension, human_majority, judge_agreement, win_tie_loss
 
 A, B = "CREW", "SRW"
 ANNOTATORS = ("alice", "bob")

@@ -5,7 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from crewlib.eval import marwg, rwgbench
+from crewlib.eval import marwg_metrics as marwg
+from crewlib.eval import rwgbench
 from crewlib.eval.text_metrics import bertscore, rouge
 
 

@@ -14,7 +14,7 @@ from crewlib.config import PROJECT_ROOT, ParamsError, load_params
 from crewlib.env import CrewEnv, EnvConfig, SurrogateExecutor
 from crewlib.env.observation import FEATURE_GROUPS, FEATURE_NAMES
 from crewlib.env.policies import FIXED_SCHEDULE, FixedSchedule, run_episode
-from crewlib.llm.config import EmbeddedConfig, LLMConfig
+from crewlib.llm.settings import EmbeddedConfig, LLMConfig
 from crewlib.rl import ControllerError, IPPOConfig, PolicyController, build_training_env
 from crewlib.rl.controller import build_network, save_checkpoint
 from crewlib.rl.ippo import minibatch_indices

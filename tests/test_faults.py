@@ -1,4 +1,4 @@
-"""Runs under injected API failures against recorded answers (crewlib/experiments/faults.py)."""
+"""Runs under injected API failures against recorded answers (crewlib/experiments/fault_runs.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from fakes import ScriptedOpenAIServer, Step
 
 from crewlib.config import load_params
 from crewlib.experiments import run_generations
-from crewlib.experiments.faults import NOT_RECORDED, Replay, answers_from_cache, api_failure_runs
+from crewlib.experiments.fault_runs import NOT_RECORDED, Replay, answers_from_cache, api_failure_runs
 from crewlib.llm import connect
 from crewlib.tasks import build_tasks
 

@@ -129,7 +129,7 @@ def test_server_stops_with_its_context_and_at_exit(embedded_config, runtime):
     assert not any(_alive(p) for p in below)
     # A script that never calls stop(): the atexit hook must still end the child server.
     script = textwrap.dedent(f"""
-        from crewlib.llm.config import EmbeddedConfig
+        from crewlib.llm.settings import EmbeddedConfig
         from crewlib.llm.local import LocalServer
         s = LocalServer(EmbeddedConfig(model={embedded_config.model!r}, n_parallel=1, runtime={runtime!r})).start()
         print(s._proc.pid)
@@ -144,7 +144,7 @@ def test_server_stops_when_its_parent_is_killed(embedded_config, runtime):
     """SIGKILL skips atexit: the child server (and a native llama-server below it) must stop by itself."""
     script = textwrap.dedent(f"""
         import time
-        from crewlib.llm.config import EmbeddedConfig
+        from crewlib.llm.settings import EmbeddedConfig
         from crewlib.llm.local import LocalServer
         s = LocalServer(EmbeddedConfig(model={embedded_config.model!r}, n_parallel=1, runtime={runtime!r})).start()
         print(s._proc.pid, flush=True)

@@ -10,7 +10,8 @@ from fakes import ScriptedOpenAIServer, Step
 from crewlib.data.records import Reference
 from crewlib.env import Workspace
 from crewlib.env.observation import FEATURE_NAMES, draft_stats, observe
-from crewlib.eval import EvalExample, EvalReference, EvalSettings, Evaluator, marwg, rwgbench
+from crewlib.eval import EvalExample, EvalReference, EvalSettings, Evaluator, rwgbench
+from crewlib.eval import marwg_metrics as marwg
 from crewlib.eval.llm_metrics import RWGBENCH_DIMENSIONS, Judge
 from crewlib.tasks import Task
 

@@ -34,6 +34,8 @@ __all__ = ["SYSTEMS", "Generation", "System", "SystemUnavailableError", "approx_
 
 
 def system_class(name: str) -> type[System]:
+    """The class registered as ``name`` in :data:`SYSTEMS` (imported on first use: a system's heavy dependencies
+    load only when it runs); an unknown name is a ValueError listing the known ones."""
     if name not in SYSTEMS:
         raise ValueError(f"unknown system {name!r}; known: {sorted(SYSTEMS)}")
     module, cls = SYSTEMS[name].split(":")

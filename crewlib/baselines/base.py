@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from crewlib import CrewError
 from crewlib.citations import CitationCheck, check_citations
 from crewlib.data.records import RWGExample
 from crewlib.llm import Caller, CallRecord, Ledger, LLMClient
@@ -24,7 +25,7 @@ from crewlib.tasks import Task, task_for, title_only
 from crewlib.text import approx_tokens  # noqa: F401 - part of this module's interface
 
 
-class SystemUnavailableError(RuntimeError):
+class SystemUnavailableError(CrewError, RuntimeError):
     """The system cannot run here (e.g. PRIMERA's weights are not available offline)."""
 
 

@@ -24,17 +24,15 @@ from typing import Literal
 import pydantic
 
 from crewlib import prompts
+from crewlib.actions import ACTION_NAMES, Action
 from crewlib.baselines.base import Generation, System, SystemUnavailableError
 from crewlib.data.records import RWGExample
 from crewlib.env import CrewEnv, EnvConfig
 from crewlib.env.executors import SurrogateExecutor
 from crewlib.env.llm_executor import LLMExecutor
 from crewlib.env.policies import FIXED_SCHEDULE, FixedSchedule, run_episode
-from crewlib.env.workspace import Action
 from crewlib.llm import Caller, LLMClient, LLMError
 from crewlib.tasks import Task, title_only
-
-ACTION_NAMES = [a.name.lower() for a in Action]
 
 
 def auto_rounds(task: Task, agents: int, cap: int) -> int:
@@ -128,7 +126,7 @@ class Extractive(_EnvSystem):
 
 class Assignment(pydantic.BaseModel):
     agent: int
-    action: Literal["retrieve", "disseminate", "compose", "critique"]
+    action: Literal[ACTION_NAMES]
 
 
 class Assignments(pydantic.BaseModel):

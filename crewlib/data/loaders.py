@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+from crewlib import CrewError
 from crewlib.config import PROJECT_ROOT
 from crewlib.data.records import (
     LoadReport,
@@ -60,7 +61,7 @@ MULTINEWS_SEPARATOR = "|||||"
 T = TypeVar("T")
 
 
-class DatasetUnavailableError(RuntimeError):
+class DatasetUnavailableError(CrewError, RuntimeError):
     """A dataset cannot be reached (offline, no network) or a local file is unreadable."""
 
 

@@ -15,8 +15,10 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from crewlib import CrewError
 
-class RecordError(ValueError):
+
+class RecordError(CrewError, ValueError):
     """A malformed record; the message names the record and the field (and every other bad field:
     ``problems`` holds each (field, problem), so that a load report counts them all)."""
 

@@ -19,6 +19,7 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
+from crewlib.actions import ACTION_NAMES, Action
 from crewlib.citations import find_citation_keys
 from crewlib.config import default_params, from_quick
 from crewlib.data.records import RWGExample
@@ -35,11 +36,9 @@ from crewlib.env.observation import (
 )
 from crewlib.env.reward import Qualities, RewardWeights, feedback_quality, qualities, team_reward
 from crewlib.env.trace import EpisodeTrace
-from crewlib.env.workspace import Action, Proposal, Workspace, merge_proposals
+from crewlib.env.workspace import Proposal, Workspace, merge_proposals
 from crewlib.sections import OutputChecks
 from crewlib.tasks import Task
-
-ACTION_NAMES = tuple(a.name.lower() for a in Action)
 
 
 @dataclass(frozen=True)
@@ -119,6 +118,13 @@ class CrewEnv(ParallelEnv):
         return self._tasks[index]
 
     def reset(self, seed: int | None = None, options: dict | None = None):
+        """Start an episode (PettingZoo ``ParallelEnv.reset``).
+
+        Inputs: ``seed`` reseeds the paper draw and the executor (None: continue the current stream);
+        ``options["example_index"]`` picks the paper (default: a random one). Changes: the example and its task,
+        a fresh :class:`Workspace` (empty draft, notes and feedback), round 0, the trace and the counters of
+        invalid and idle actions; the executor is reset. Returns ``(observations, infos)``: each agent's 20
+        features and its ``action_mask`` (docs/method.md, "Observation")."""
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         options = options or {}
@@ -139,6 +145,16 @@ class CrewEnv(ParallelEnv):
         return self._observations(), self._infos()
 
     def step(self, actions: dict[str, int]):
+        """Play one round: every agent's action at once (PettingZoo ``ParallelEnv.step``).
+
+        Inputs: ``actions`` maps each live agent to an :class:`~crewlib.actions.Action` (an int), or None for no
+        action (an orchestrator's lost assignment; counted idle). An action its mask forbids is counted invalid
+        and played as a no-op. Changes: the executor turns the actions into proposals (LLM calls with the LLM
+        executor), the merge decides which land, and the workspace takes them (notes read and shared, paragraphs
+        written or revised, feedback posted); the round's team reward is computed from the change in quality
+        less the token cost; the trace gets the round. After ``config.horizon`` rounds the final section is
+        checked (docs/method.md, "Output checks") and the agents list empties. Returns ``(observations,
+        rewards, terminations, truncations, infos)``, one entry per agent; the reward is shared."""
         t0 = time.perf_counter()
         ws, task = self.ws, self.current_task
         masks = dict(zip(self.agents, self._masks(), strict=True))

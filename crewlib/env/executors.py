@@ -14,6 +14,7 @@ import random
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
+from crewlib.actions import Action
 from crewlib.data.records import Reference
 from crewlib.env.checks import (
     knowledge,
@@ -23,7 +24,7 @@ from crewlib.env.checks import (
     uncovered_notes,
     uncovered_sources,
 )
-from crewlib.env.workspace import Action, Note, Proposal, Workspace
+from crewlib.env.workspace import Note, Proposal, Workspace
 from crewlib.tasks import Task
 from crewlib.text import content_words, sentences
 

@@ -15,12 +15,13 @@ from typing import ClassVar, Literal
 import pydantic
 
 from crewlib import prompts
+from crewlib.actions import Action
 from crewlib.citations import find_citation_keys
 from crewlib.config import default
 from crewlib.data.records import Reference
 from crewlib.env.checks import TEXT_CHECKS, revisable_feedback, segment_findings, uncovered_notes, uncovered_sources
 from crewlib.env.executors import ActionRequest, Executor, RoundCost
-from crewlib.env.workspace import FEEDBACK_KINDS, Action, Note, Proposal, Workspace
+from crewlib.env.workspace import FEEDBACK_KINDS, Note, Proposal, Workspace
 from crewlib.llm import Caller, ChatRequest, LLMClient, LLMError
 from crewlib.sections import cite_sentence, is_meta, is_truncated
 from crewlib.tasks import Task, title_only
@@ -515,6 +516,13 @@ class LLMExecutor(Executor):
         return compose_schema(frozenset(allowed), sources or None, salvage=self.salvage_paragraphs)
 
     def run_round(self, ws, task, requests, t):
+        """Turn one round's action requests into proposals (the :class:`~crewlib.env.executors.Executor` interface).
+
+        Inputs: the workspace and task (read, never changed here), the agents' ``requests`` and the round ``t``.
+        Each request that needs the LLM becomes one chat request with its action's schema and token budget,
+        and the round's requests are sent as one batch; a request with nothing to do, or an LLM error, becomes a
+        no-op proposal with its counted ``fallback`` reason. Returns the proposals (in request order) and the
+        round's cost: calls, tokens, fallbacks and the ledger records."""
         mark = self.client.ledger.mark()
         planned = self.plan(ws, task, requests)
         jobs = [p for p in planned if isinstance(p, Job)]

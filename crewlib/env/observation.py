@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from crewlib.actions import Action
 from crewlib.citations import find_citation_keys
 from crewlib.config import from_quick
 from crewlib.env.checks import (
@@ -24,7 +25,7 @@ from crewlib.env.checks import (
     uncovered_sources,
 )
 from crewlib.env.reward import sim
-from crewlib.env.workspace import Action, Workspace
+from crewlib.env.workspace import Workspace
 from crewlib.tasks import Task
 from crewlib.text import sentences, word_count
 

@@ -12,11 +12,12 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from crewlib.env.workspace import Action
+from crewlib.actions import Action
 
 # Read twice, share, compose, critique, revise, then repeat: the schedule the demo and the
 # extractive baseline use when no trained controller is given.
-FIXED_SCHEDULE: tuple[int, ...] = (0, 0, 1, 2, 3, 2, 0, 1, 2, 3, 2, 0, 1, 2, 3)
+_R, _D, _C, _K = Action.RETRIEVE, Action.DISSEMINATE, Action.COMPOSE, Action.CRITIQUE
+FIXED_SCHEDULE: tuple[int, ...] = tuple(int(a) for a in (_R, _R, _D, _C, _K, _C, _R, _D, _C, _K, _C, _R, _D, _C, _K))
 
 
 class FixedSchedule:

@@ -11,19 +11,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from enum import IntEnum
 
+from crewlib.actions import Action
 from crewlib.citations import find_citation_keys
 from crewlib.sections import dedupe_markers, near_duplicate, repeats_sentence
 from crewlib.text import content_words, sentences
-
-
-class Action(IntEnum):
-    RETRIEVE = 0
-    DISSEMINATE = 1
-    COMPOSE = 2
-    CRITIQUE = 3
-
 
 FEEDBACK_KINDS = ("hallucinated_citation", "missing_evidence", "inconsistency", "coverage_gap", "style")
 

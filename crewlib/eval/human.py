@@ -7,9 +7,10 @@ which, and says which is better on coverage, logic and relevance (or a tie). Thi
 1. writes the blinded packets (``make_pair_packets``): one CSV sheet to fill and one HTML
    page to read per annotator, and an un-blinding key kept in a separate file;
 2. reads the filled sheets back, validates them and un-blinds them (``read_annotations``);
-3. reports win/tie/loss shares with pair-clustered bootstrap CIs and a sign test
-   (``win_tie_loss``), inter-annotator agreement (``fleiss_kappa_by_dimension``) and the
-   agreement of the LLM judge with the human majority (``judge_agreement``).
+3. the statistics live in :mod:`crewlib.eval.human_stats`: win/tie/loss shares with pair-clustered
+   bootstrap CIs and a sign test (``win_tie_loss``), inter-annotator agreement
+   (``fleiss_kappa_by_dimension``) and the agreement of the LLM judge with the human majority
+   (``judge_agreement``).
 
 Preferences in the tidy annotation table are relative to ``system_a``: "a" means system_a
 was preferred, "b" the other system, "tie" neither.
@@ -18,7 +19,6 @@ was preferred, "b" the other system, "tie" neither.
 from __future__ import annotations
 
 import html
-import inspect
 import re
 import warnings
 from collections.abc import Mapping, Sequence
@@ -26,8 +26,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
+from crewlib import CrewError
 from crewlib.eval.llm_metrics import CREW_DIMENSIONS
 
 DIMENSIONS = CREW_DIMENSIONS  # the judge's dimensions, so human and LLM judgements line up
@@ -45,7 +45,7 @@ KEY_COLUMNS = ("pair_id", "example", "system_1", "system_2")
 ANNOTATION_COLUMNS = ("annotator", "pair_id", "example", "dimension", "preference")
 
 
-class AnnotationError(ValueError):
+class AnnotationError(CrewError, ValueError):
     """A filled annotation sheet is invalid; the message names file, pair and column."""
 
 
@@ -77,31 +77,8 @@ def make_pair_packets(
         written to ``out_dir/key.csv``. Pairs are the examples where both systems have a
         non-empty text. All annotators get the same pairs, order and blinding.
     """
-    missing = {"system", "example", "text"} - set(outputs.columns)
-    if missing:
-        raise ValueError(f"outputs lacks column(s) {sorted(missing)}; expected columns system, example, text")
-    if system_a == system_b:
-        raise ValueError(f"system_a and system_b are both {system_a!r}; pick two different systems")
-    names = [str(a) for a in annotators]
-    if not names:
-        raise ValueError("no annotators given")
-    for name in names:
-        if not name.strip() or any(c in name for c in '/\\:*?"<>|'):
-            raise ValueError(f"annotator name {name!r} cannot be used in a file name")
-    if len(set(names)) != len(names):
-        raise ValueError(f"annotator names repeat: {names}")
-
-    texts = {}
-    for system in (system_a, system_b):
-        rows = outputs[outputs["system"] == system]
-        if rows.empty:
-            present = sorted(map(str, outputs["system"].unique()))
-            raise ValueError(f"system {system!r} has no rows in outputs (systems present: {present})")
-        dup = rows["example"][rows["example"].duplicated()]
-        if len(dup):
-            raise ValueError(f"system {system!r} has several rows for example(s) {sorted(map(str, dup.unique()))}")
-        pairs = zip(rows["example"], rows["text"], strict=True)
-        texts[system] = {str(ex): t for ex, t in pairs if isinstance(t, str) and t.strip()}
+    names = _check_packet_inputs(outputs, system_a, system_b, annotators)
+    texts = {system: _texts_of(outputs, system) for system in (system_a, system_b)}
     examples = sorted(set(texts[system_a]) & set(texts[system_b]))
     if not examples:
         raise ValueError(f"no example has a non-empty text from both {system_a!r} and {system_b!r}")
@@ -132,6 +109,38 @@ def make_pair_packets(
         (out / f"packet_{name}.html").write_text(_packet_html(packet), encoding="utf-8")
     key.to_csv(out / "key.csv", index=False, encoding="utf-8")
     return key
+
+
+def _check_packet_inputs(outputs: pd.DataFrame, system_a: str, system_b: str, annotators: Sequence[str]) -> list[str]:
+    """The annotators' names, after checking the columns, the two systems and the names (usable as file names,
+    distinct); a ValueError says what is wrong."""
+    missing = {"system", "example", "text"} - set(outputs.columns)
+    if missing:
+        raise ValueError(f"outputs lacks column(s) {sorted(missing)}; expected columns system, example, text")
+    if system_a == system_b:
+        raise ValueError(f"system_a and system_b are both {system_a!r}; pick two different systems")
+    names = [str(a) for a in annotators]
+    if not names:
+        raise ValueError("no annotators given")
+    for name in names:
+        if not name.strip() or any(c in name for c in '/\\:*?"<>|'):
+            raise ValueError(f"annotator name {name!r} cannot be used in a file name")
+    if len(set(names)) != len(names):
+        raise ValueError(f"annotator names repeat: {names}")
+    return names
+
+
+def _texts_of(outputs: pd.DataFrame, system: str) -> dict[str, str]:
+    """example -> the system's non-empty text; a system without rows, or with two rows for one example, is an error."""
+    rows = outputs[outputs["system"] == system]
+    if rows.empty:
+        present = sorted(map(str, outputs["system"].unique()))
+        raise ValueError(f"system {system!r} has no rows in outputs (systems present: {present})")
+    dup = rows["example"][rows["example"].duplicated()]
+    if len(dup):
+        raise ValueError(f"system {system!r} has several rows for example(s) {sorted(map(str, dup.unique()))}")
+    pairs = zip(rows["example"], rows["text"], strict=True)
+    return {str(ex): t for ex, t in pairs if isinstance(t, str) and t.strip()}
 
 
 def _warn_if_names_leak(packet: pd.DataFrame, systems: Sequence[str]) -> None:
@@ -309,221 +318,3 @@ def _read_sheet(path: Path, key_by_pair: pd.DataFrame) -> pd.DataFrame:
         shown = problems[:20] + ([f"... and {len(problems) - 20} more"] if len(problems) > 20 else [])
         raise AnnotationError(f"{path}: {len(problems)} problem(s):\n  " + "\n  ".join(shown))
     return sheet
-
-
-# --------------------------------------------------------------------------- win rates
-
-
-def _check_annotations(annotations: pd.DataFrame) -> pd.DataFrame:
-    missing = {"annotator", "pair_id", "dimension", "preference"} - set(annotations.columns)
-    if missing:
-        raise ValueError(f"annotations lack column(s) {sorted(missing)}; pass the result of read_annotations")
-    bad = ~annotations["preference"].isin(OUTCOMES)
-    if bad.any():
-        got = sorted(map(str, annotations["preference"][bad].unique()))
-        raise ValueError(f"preference must be one of {OUTCOMES}; got {got}")
-    dup = annotations.duplicated(["annotator", "pair_id", "dimension"])
-    if dup.any():
-        raise ValueError(f"{int(dup.sum())} repeated (annotator, pair_id, dimension) judgement(s); keep one each")
-    if annotations.empty:
-        raise ValueError("annotations are empty")
-    return annotations
-
-
-def _dimensions(annotations: pd.DataFrame) -> list[str]:
-    present = set(annotations["dimension"])
-    return [d for d in DIMENSIONS if d in present] + sorted(present - set(DIMENSIONS))
-
-
-def _bootstrap_rng_kwarg(seed: int) -> dict:
-    # scipy >= 1.15 takes `rng`; older releases only `random_state`.
-    name = "rng" if "rng" in inspect.signature(stats.bootstrap).parameters else "random_state"
-    return {name: np.random.default_rng(seed)}
-
-
-def _win_share(wins: np.ndarray, totals: np.ndarray, axis: int = -1) -> np.ndarray:
-    # Ratio estimator over resampled pairs: pooled wins / pooled judgements.
-    return wins.sum(axis=axis) / totals.sum(axis=axis)
-
-
-def win_tie_loss(
-    annotations: pd.DataFrame, *, confidence: float = 0.95, n_resamples: int = 9999, seed: int = 0
-) -> pd.DataFrame:
-    """Win/tie/loss shares of system_a per dimension and overall, with CIs and a sign test.
-
-    Args:
-        annotations: tidy table from ``read_annotations`` (annotator, pair_id, dimension, preference).
-        confidence: confidence level of the bootstrap interval (0.95 = 95 %).
-        n_resamples: bootstrap resamples.
-        seed: bootstrap seed (the same for every row, so each row is reproducible on its own).
-
-    Returns:
-        One row per dimension, then ``overall`` (all dimensions pooled), columns
-        ``dimension, n, n_pairs, win, tie, loss, win_ci_low, win_ci_high, sign_test_p, sign_test_pairs_p,
-        win_excl_ties``.
-        ``n`` counts judgements (annotator x pair [x dimension]); win/tie/loss are shares of
-        them in [0, 1]. The CI is a percentile bootstrap of the win share that resamples pairs
-        (all judgements of a pair together, since annotators of one pair are not independent);
-        NaN with fewer than 2 pairs. ``sign_test_p`` is the two-sided exact binomial test of wins
-        vs losses with ties dropped (NaN without any non-tie); it treats judgements as
-        independent, so for ``overall`` and for several annotators it is optimistic.
-        ``sign_test_pairs_p`` is the same test over pairs, the unit that was sampled: a pair
-        counts as a win when its judgements hold more wins than losses, a loss when fewer, and
-        is dropped when they balance. ``win_excl_ties`` = wins / (wins + losses).
-    """
-    annotations = _check_annotations(annotations)
-    rows = []
-    groups = [(d, annotations[annotations["dimension"] == d]) for d in _dimensions(annotations)]
-    for dimension, group in [*groups, ("overall", annotations)]:
-        counts = group["preference"].value_counts()
-        wins, losses, ties = (int(counts.get(o, 0)) for o in OUTCOMES)
-        n = wins + ties + losses
-        per_pair = group.assign(win=group["preference"] == "a").groupby("pair_id")["win"].agg(["sum", "size"])
-        net = (group["preference"].map({"a": 1, "b": -1}).fillna(0).groupby(group["pair_id"]).sum())
-        pair_wins, pair_decided = int((net > 0).sum()), int((net != 0).sum())
-        ci_low = ci_high = np.nan
-        if len(per_pair) >= 2:
-            ci = stats.bootstrap(
-                (per_pair["sum"].to_numpy(float), per_pair["size"].to_numpy(float)),
-                _win_share,
-                paired=True,  # resample pair indices, keeping each pair's wins and total together
-                vectorized=True,
-                n_resamples=n_resamples,
-                confidence_level=confidence,
-                method="percentile",
-                **_bootstrap_rng_kwarg(seed),
-            ).confidence_interval
-            ci_low, ci_high = float(ci.low), float(ci.high)
-        decided = wins + losses
-        rows.append({
-            "dimension": dimension,
-            "n": n,
-            "n_pairs": len(per_pair),
-            "win": wins / n,
-            "tie": ties / n,
-            "loss": losses / n,
-            "win_ci_low": ci_low,
-            "win_ci_high": ci_high,
-            "sign_test_p": stats.binomtest(wins, decided, 0.5).pvalue if decided else np.nan,
-            "sign_test_pairs_p": stats.binomtest(pair_wins, pair_decided, 0.5).pvalue if pair_decided else np.nan,
-            "win_excl_ties": wins / decided if decided else np.nan,
-        })
-    return pd.DataFrame(rows)
-
-
-# --------------------------------------------------------------------------- agreement
-
-
-def fleiss_kappa_by_dimension(annotations: pd.DataFrame) -> pd.DataFrame:
-    """Fleiss' kappa among annotators per dimension, over the categories a / b / tie.
-
-    Args:
-        annotations: tidy table from ``read_annotations``; needs at least 2 annotators.
-
-    Returns:
-        Columns ``dimension, n_pairs, n_annotators, kappa``. Only pairs rated by every annotator
-        count. kappa is NaN when no such pair exists, or when every judgement falls in one
-        category (chance agreement is then 1 and kappa is undefined).
-    """
-    from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
-
-    annotations = _check_annotations(annotations)
-    annotators = sorted(annotations["annotator"].unique())
-    if len(annotators) < 2:
-        raise ValueError(
-            f"Fleiss' kappa needs at least 2 annotators; the annotations have {len(annotators)} ({annotators})"
-        )
-    code = {o: i for i, o in enumerate(OUTCOMES)}
-    rows = []
-    for dimension in _dimensions(annotations):
-        group = annotations[annotations["dimension"] == dimension]
-        wide = group.pivot(index="pair_id", columns="annotator", values="preference").reindex(columns=annotators)
-        complete = wide.dropna()
-        kappa = np.nan
-        if len(complete):
-            table, _ = aggregate_raters(complete.apply(lambda col: col.map(code)).to_numpy(int), n_cat=len(OUTCOMES))
-            with np.errstate(invalid="ignore", divide="ignore"):  # one category only: 0/0 -> NaN
-                kappa = float(fleiss_kappa(table, method="fleiss"))
-        rows.append({"dimension": dimension, "n_pairs": len(complete), "n_annotators": len(annotators),
-                     "kappa": kappa})
-    return pd.DataFrame(rows)
-
-
-def human_majority(annotations: pd.DataFrame) -> pd.DataFrame:
-    """Majority preference over annotators per pair and dimension.
-
-    Returns columns ``pair_id, example, dimension, preference``: the outcome chosen by more
-    than half of the pair's annotators, else "tie".
-    """
-    annotations = _check_annotations(annotations)
-    if "example" not in annotations.columns:
-        raise ValueError("annotations lack the column 'example'; pass the result of read_annotations")
-    counts = (annotations.groupby(["pair_id", "example", "dimension"])["preference"]
-              .value_counts().unstack(fill_value=0).reindex(columns=list(OUTCOMES), fill_value=0))
-    total = counts.sum(axis=1)
-    top = counts.idxmax(axis=1)
-    majority = top.where(counts.max(axis=1) * 2 > total, "tie")
-    return majority.rename("preference").reset_index()
-
-
-def judge_agreement(
-    annotations: pd.DataFrame, judge_scores: pd.DataFrame, *, system_a: str, system_b: str
-) -> pd.DataFrame:
-    """Agreement between the LLM judge and the human majority, per dimension.
-
-    Args:
-        annotations: tidy table from ``read_annotations`` made with the same ``system_a``.
-        judge_scores: the evaluation suite's tidy scores, columns ``system, example, metric, value``
-            with metrics ``judge_coverage``, ``judge_logic``, ``judge_relevance`` (1-5 scale).
-        system_a, system_b: the compared systems; "a" in ``annotations`` is ``system_a``.
-
-    Returns:
-        Columns ``dimension, n, agreement, cohen_kappa, skipped``: n examples compared; agreement
-        is the share where the judge's preference (a if system_a scores higher, b if lower, tie
-        if equal) equals the human majority (see ``human_majority``); Cohen's kappa over the
-        labels a / b / tie (NaN when undefined: no example, or both sides always give one same
-        label); skipped counts annotated examples without a judge score for either system.
-    """
-    from sklearn.metrics import cohen_kappa_score
-
-    recorded = annotations.attrs.get("system_a")
-    if recorded is not None and recorded != system_a:
-        raise ValueError(f"annotations were un-blinded with system_a={recorded!r}, not {system_a!r}")
-    missing = {"system", "example", "metric", "value"} - set(judge_scores.columns)
-    if missing:
-        raise ValueError(f"judge_scores lack column(s) {sorted(missing)}; expected system, example, metric, value")
-    for system in (system_a, system_b):
-        if not (judge_scores["system"] == system).any():
-            raise ValueError(f"system {system!r} has no rows in judge_scores")
-    majority = human_majority(annotations)
-    judged = judge_scores[judge_scores["system"].isin([system_a, system_b])
-                          & judge_scores["metric"].isin([f"judge_{d}" for d in DIMENSIONS])].copy()
-    judged["example"] = judged["example"].astype(str)
-    dup = judged.duplicated(["system", "example", "metric"])
-    if dup.any():
-        raise ValueError(f"judge_scores have {int(dup.sum())} repeated (system, example, metric) row(s); "
-                         "aggregate repeated judge runs first")
-    scores = judged.pivot(index=["example", "metric"], columns="system", values="value")
-
-    rows = []
-    for dimension in [d for d in DIMENSIONS if d in set(majority["dimension"])]:
-        human = majority[majority["dimension"] == dimension]
-        index = pd.MultiIndex.from_arrays([human["example"].astype(str), [f"judge_{dimension}"] * len(human)])
-        pair = scores.reindex(index=index, columns=[system_a, system_b])
-        ok = pair.notna().all(axis=1).to_numpy()
-        diff = (pair[system_a] - pair[system_b]).to_numpy(float)[ok]
-        judge = np.where(diff > 0, "a", np.where(diff < 0, "b", "tie"))
-        people = human["preference"].to_numpy()[ok]
-        n = int(ok.sum())
-        kappa = np.nan
-        # kappa is 0/0 when both raters use one same label throughout.
-        if n and not (len(set(judge)) == 1 and set(judge) == set(people)):
-            kappa = float(cohen_kappa_score(people, judge, labels=list(OUTCOMES)))
-        rows.append({
-            "dimension": dimension,
-            "n": n,
-            "agreement": float(np.mean(people == judge)) if n else np.nan,
-            "cohen_kappa": kappa,
-            "skipped": int((~ok).sum()),
-        })
-    return pd.DataFrame(rows)

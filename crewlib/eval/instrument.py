@@ -36,8 +36,8 @@ import pydantic
 
 from crewlib import prompts
 from crewlib.config import default, from_quick
+from crewlib.eval.examples import EvalExample
 from crewlib.eval.llm_metrics import Judge, ask, parallel
-from crewlib.eval.records import EvalExample
 from crewlib.llm import Caller
 
 # Each measure and its direction: +1 when more is better, −1 when less is.

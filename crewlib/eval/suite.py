@@ -16,7 +16,7 @@ Metric groups and their papers (definitions in the modules named, and docs/metho
 - ``citation`` — CREW's citation verification (share of citations — markers and stray
   author–year citations — that resolve to a reference; **unavailable** for a text with no
   citation at all, never 1.0), the markers and stray citations counted; MA-RWG's CC and RC
-  (:mod:`crewlib.eval.marwg`); RWGBench's citation precision, recall, density ratio and balance
+  (:mod:`crewlib.eval.marwg_metrics`); RWGBench's citation precision, recall, density ratio and balance
   (:mod:`crewlib.eval.rwgbench`).
 - ``rouge``, ``bertscore`` — against the gold section (:mod:`crewlib.eval.text_metrics`).
 - ``topical_relevance``, ``soft_recall_cosine``, ``pss`` — RWGBench, MiniLM embeddings.
@@ -48,7 +48,8 @@ from tqdm import tqdm  # plain text bars: no widget (and no IProgress warning) i
 
 from crewlib.citations import CitationCheck, check_citations, find_citation_keys
 from crewlib.config import from_quick
-from crewlib.eval import marwg, rwgbench
+from crewlib.eval import marwg_metrics, rwgbench
+from crewlib.eval.examples import EvalExample
 from crewlib.eval.llm_metrics import (
     CREW_DIMENSIONS,
     NLI_VALUE,
@@ -67,7 +68,6 @@ from crewlib.eval.llm_metrics import (
     rwgbench_judge_messages,
     soft_recall_messages,
 )
-from crewlib.eval.records import EvalExample
 from crewlib.eval.text_metrics import BERTSCORE_LABEL, bertscore, rouge
 from crewlib.llm import Caller, Ledger
 from crewlib.sections import (
@@ -252,9 +252,9 @@ class Evaluator:
             "citation_markers": check.markers, "stray_citations": len(check.stray),
         }
         per_sentence = [ids for _, ids in rwgbench.citing_sentences(item.text, item.key_to_id, ex.citation_style)]
-        out["cc"] = marwg.citation_count(per_sentence) if per_sentence else Unavailable("no sentence cites")
+        out["cc"] = marwg_metrics.citation_count(per_sentence) if per_sentence else Unavailable("no sentence cites")
         if ex.gold_cited_ids:
-            out["rc"] = marwg.reference_coverage(check.cited_ids, ex.gold_cited_ids)
+            out["rc"] = marwg_metrics.reference_coverage(check.cited_ids, ex.gold_cited_ids)
             out["citation_precision"] = rwgbench.citation_precision(check.cited_ids, ex.gold_cited_ids)
             out["citation_recall"] = rwgbench.citation_recall(check.cited_ids, ex.gold_cited_ids)
         else:
@@ -320,7 +320,7 @@ class Evaluator:
         gold = self._need_gold(item)
         cand = [strip_markers(s) for s in sentences(item.text)]
         ref = [strip_markers(s) for s in sentences(gold)]
-        return marwg.sentence_matching(self._embed(cand) if cand else np.zeros((0, 1)),
+        return marwg_metrics.sentence_matching(self._embed(cand) if cand else np.zeros((0, 1)),
                                        self._embed(ref) if ref else np.zeros((0, 1)), self.settings.sn_threshold)
 
     def _grounding(self, item: Item) -> dict[str, float | Unavailable]:
@@ -479,8 +479,8 @@ class Evaluator:
         if not labels:
             raise Unavailable("every NLI label is missing (see attrs['missing'])")
         return {"claim_support": float(np.mean([NLI_VALUE[label] for label in labels])),
-                "clap": marwg.claim_precision(list(per_sentence.values())),
-                "citp": marwg.citation_precision_nli(labels), "nli_pairs": float(len(labels))}
+                "clap": marwg_metrics.claim_precision(list(per_sentence.values())),
+                "citp": marwg_metrics.citation_precision_nli(labels), "nli_pairs": float(len(labels))}
 
     def _functions(self, sentences_: Sequence[str], who: tuple[str, str]) -> list[str]:
         """The citation function of each sentence (one call each); a missing label is counted, not guessed."""

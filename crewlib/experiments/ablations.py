@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from crewlib.actions import ACTION_NAMES
 from crewlib.config import params_fingerprint, resolve_path, with_overrides
 from crewlib.env import CrewEnv, EnvConfig, SurrogateExecutor
 from crewlib.env.policies import run_episode
@@ -44,7 +45,6 @@ from crewlib.experiments.run import folder_name
 from crewlib.experiments.tables import ci_cell, metric_summary
 from crewlib.rl import IPPOConfig, PolicyController, build_training_env, train
 from crewlib.rl.controller import same_weights
-from crewlib.schema import ACTION_NAMES
 
 FULL = "CREW"  # the variant without overrides
 METRICS = ("return", "draft quality", "citation verification")

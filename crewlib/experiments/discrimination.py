@@ -224,14 +224,7 @@ def degrade(gold: str, kind: str, *, other: str, seed: int = 0, sources: Mapping
         text = _YEAR_PARENTHESES.sub("", strip_markers(gold))
         return re.sub(r"[ \t]+([.,;:])", r"\1", text)
     if kind == "sentences_shuffled":
-        ordered = [s for p in parts for s in sentences(p)]
-        if len(ordered) < 2:
-            raise ValueError("the gold section has one sentence: there is no order to shuffle")
-        shuffled = list(ordered)
-        random.Random(seed).shuffle(shuffled)
-        if shuffled == ordered:  # a shuffle may leave the order as it was: rotate instead
-            shuffled = ordered[1:] + ordered[:1]
-        return " ".join(shuffled)
+        return _shuffle_sentences(parts, seed)
     if kind == "cut_mid_sentence":
         words = gold.split(" ")
         cut = " ".join(words[: max(1, len(words) // 2)]).rstrip()
@@ -246,34 +239,55 @@ def degrade(gold: str, kind: str, *, other: str, seed: int = 0, sources: Mapping
     if kind == "claims_swapped":
         return _swap_claims(grid)
     if kind == "claim_altered":
-        passes = ("number", "finding", "word")
-        for step in passes:
-            for i, j, keys in cited:
-                evidence = " ".join(sources.get(k, "") for k in keys)
-                foreign = " ".join(v for k, v in sources.items() if k not in keys)
-                altered = _alter(grid[i][j], evidence, foreign, step) if evidence.strip() else None
-                if altered and altered != grid[i][j]:
-                    grid[i][j] = altered
-                    return _join(grid)
-        raise ValueError("no cited sentence could be altered (no number, no finding, no word of its work)")
+        return _alter_one_claim(grid, cited, sources)
     if kind == "half_citations_dropped":
-        order = list(dict.fromkeys(k for _, _, keys in cited for k in keys))
-        if len(order) < 2:
-            raise ValueError("the gold cites fewer than two works: there is no half to drop")
-        dropped = set(order[(len(order) + 1) // 2:])
-        out = []
-        for paragraph in grid:
-            kept = []
-            for sentence in paragraph:
-                keys = _keys(sentence)
-                if keys and set(keys) <= dropped:
-                    continue
-                kept.append(_without_keys(sentence, dropped))
-            out.append(kept)
-        return _join(out)
+        return _drop_half_citations(grid, cited)
     if kind == "first_person_copies":
         return _first_person_copies(grid, cited, sources)
     raise ValueError(f"unknown degradation {kind!r}; known: {DEGRADATIONS}")
+
+
+def _shuffle_sentences(parts: Sequence[str], seed: int) -> str:
+    """Every sentence of the section in a seeded random order (rotated when the shuffle changed nothing)."""
+    ordered = [s for p in parts for s in sentences(p)]
+    if len(ordered) < 2:
+        raise ValueError("the gold section has one sentence: there is no order to shuffle")
+    shuffled = list(ordered)
+    random.Random(seed).shuffle(shuffled)
+    if shuffled == ordered:  # a shuffle may leave the order as it was: rotate instead
+        shuffled = ordered[1:] + ordered[:1]
+    return " ".join(shuffled)
+
+
+def _alter_one_claim(grid: list[list[str]], cited, sources: Mapping[str, str]) -> str:
+    """The first cited sentence whose number, else finding, else word of its cited work can be changed, changed."""
+    for step in ("number", "finding", "word"):
+        for i, j, keys in cited:
+            evidence = " ".join(sources.get(k, "") for k in keys)
+            foreign = " ".join(v for k, v in sources.items() if k not in keys)
+            altered = _alter(grid[i][j], evidence, foreign, step) if evidence.strip() else None
+            if altered and altered != grid[i][j]:
+                grid[i][j] = altered
+                return _join(grid)
+    raise ValueError("no cited sentence could be altered (no number, no finding, no word of its work)")
+
+
+def _drop_half_citations(grid: list[list[str]], cited) -> str:
+    """The later-cited half of the works removed: their markers, and sentences that cite only them."""
+    order = list(dict.fromkeys(k for _, _, keys in cited for k in keys))
+    if len(order) < 2:
+        raise ValueError("the gold cites fewer than two works: there is no half to drop")
+    dropped = set(order[(len(order) + 1) // 2:])
+    out = []
+    for paragraph in grid:
+        kept = []
+        for sentence in paragraph:
+            keys = _keys(sentence)
+            if keys and set(keys) <= dropped:
+                continue
+            kept.append(_without_keys(sentence, dropped))
+        out.append(kept)
+    return _join(out)
 
 
 def degraded_outputs(examples: Sequence[EvalExample], *, kinds: Sequence[str] = LEGACY_DAMAGES, seed: int = 0,

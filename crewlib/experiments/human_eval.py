@@ -20,7 +20,7 @@ import pandas as pd
 import pydantic
 
 from crewlib import prompts
-from crewlib.eval import human
+from crewlib.eval import human, human_stats
 from crewlib.eval.llm_metrics import ask
 from crewlib.llm import Caller, LLMClient
 
@@ -116,12 +116,12 @@ def analyse(sheets: Sequence[Path], key_path: str | Path, *, label: str, system_
             system_b: str = "srw", judge_scores: pd.DataFrame | None = None, seed: int = 0) -> Analysis:
     """Win/tie/loss of ``system_a`` (CIs, sign test), Fleiss' κ, and agreement with the LLM judge."""
     annotations = human.read_annotations(list(sheets), key_path, system_a=system_a)
-    wtl = human.win_tie_loss(annotations, seed=seed).assign(annotators=label)
-    kappa = (human.fleiss_kappa_by_dimension(annotations).assign(annotators=label)
+    wtl = human_stats.win_tie_loss(annotations, seed=seed).assign(annotators=label)
+    kappa = (human_stats.fleiss_kappa_by_dimension(annotations).assign(annotators=label)
              if annotations["annotator"].nunique() >= 2 else pd.DataFrame())
     agreement = None
     if judge_scores is not None and not judge_scores.empty:
-        agreement = human.judge_agreement(annotations, judge_scores, system_a=system_a,
+        agreement = human_stats.judge_agreement(annotations, judge_scores, system_a=system_a,
                                           system_b=system_b).assign(annotators=label)
     return Analysis(label, annotations, wtl, kappa, agreement)
 

@@ -11,21 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 
+from crewlib.baselines import system_class
 from crewlib.data.records import RWGExample
+from crewlib.experiments.generation import generate_pair
+from crewlib.llm import connect
 from crewlib.tasks import Task
 
 
 def _pair_task(system_name: str, example: RWGExample, task: Task | None, params: Mapping):
-    from crewlib.experiments.run import generate_pair
-    from crewlib.llm import connect
-
     client = connect(dict(params)) if _uses_llm(system_name) else None
     return generate_pair(system_name, example, task, params, client)
 
 
 def _uses_llm(system_name: str) -> bool:
-    from crewlib.baselines import system_class
-
     return system_class(system_name).uses_llm
 
 

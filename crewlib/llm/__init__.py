@@ -14,7 +14,6 @@ import threading
 
 from crewlib.llm.cache import ResponseCache
 from crewlib.llm.client import ChatRequest, ChatResult, LLMClient
-from crewlib.llm.config import EmbeddedConfig, LLMConfig
 from crewlib.llm.errors import (
     CacheMissError,
     EndpointError,
@@ -26,6 +25,7 @@ from crewlib.llm.errors import (
 )
 from crewlib.llm.faults import FaultInjector
 from crewlib.llm.ledger import Caller, CallRecord, Ledger
+from crewlib.llm.settings import EmbeddedConfig, LLMConfig
 
 __all__ = [
     "CacheMissError", "CallRecord", "Caller", "ChatRequest", "ChatResult", "EmbeddedConfig", "EndpointError",

@@ -30,7 +30,6 @@ import openai
 import pydantic
 
 from crewlib.llm.cache import CachedAnswer, ResponseCache, canonical_request, request_key
-from crewlib.llm.config import LLMConfig
 from crewlib.llm.errors import (
     CacheMissError,
     EndpointError,
@@ -42,6 +41,7 @@ from crewlib.llm.errors import (
 from crewlib.llm.faults import FaultInjector
 from crewlib.llm.jsonout import JSONAnswerError, parse_json_answer, schema_instruction
 from crewlib.llm.ledger import Caller, CallRecord, Ledger
+from crewlib.llm.settings import LLMConfig
 from crewlib.prompts import reword
 
 T = TypeVar("T", bound=pydantic.BaseModel)
@@ -297,36 +297,18 @@ class LLMClient:
         then on, the refusal recorded in the ledger. ``reask``: why this call repeats an earlier one (ledger).
         Raises :class:`RetryExhaustedError`, :class:`EndpointError` or :class:`CacheMissError`.
         """
-        cfg = self.config
         use_json = json_mode and self._json_mode_supported
         use_schema = use_json and schema is not None and self._schema_supported
-        if cfg.task_wording != "related_work":  # the prompts' task, reworded (crewlib/prompts.py WORDINGS)
-            messages = [{**m, "content": reword(m["content"], cfg.task_wording)} for m in messages]
-        request = canonical_request(
-            model=self.model, messages=list(messages),
-            temperature=cfg.temperature if temperature is None else temperature,
-            top_p=cfg.top_p, max_tokens=cfg.max_tokens if max_tokens is None else max_tokens,
-            frequency_penalty=cfg.frequency_penalty,
-            seed=cfg.seed, response_format=(schema_format(schema) if use_schema else
-                                            {"type": "json_object"} if use_json else None),
-            sample_index=sample_index, prompt_version=prompt_version,
-        )
+        if self.config.task_wording != "related_work":  # the prompts' task, reworded (crewlib/prompts WORDINGS)
+            messages = [{**m, "content": reword(m["content"], self.config.task_wording)} for m in messages]
+        request = self._request(messages, temperature, max_tokens, sample_index, prompt_version,
+                                schema_format(schema) if use_schema else {"type": "json_object"} if use_json else None)
         key = request_key(request)
         caller = caller or Caller()
-        started = time.time()
-        t0 = time.perf_counter()
-        try:
-            hit = self.cache.get(request, key)
-        except CacheMissError as exc:  # in the ledger too: a generation that met one is an error (experiments.run)
-            self.ledger.record(caller, self.model, key, started_at=started, latency_s=time.perf_counter() - t0,
-                               error=exc, reask=reask)
-            raise
-        if hit is not None:
-            record = self.ledger.record(caller, hit.model, key, started_at=started,
-                                        prompt_tokens=hit.prompt_tokens, completion_tokens=hit.completion_tokens,
-                                        latency_s=time.perf_counter() - t0, cache_hit=True,
-                                        recorded_latency_s=hit.latency_s, reask=reask)
-            return ChatResult(hit.content, record, finish_reason=hit.finish_reason)
+        started, t0 = time.time(), time.perf_counter()
+        cached = self._from_cache(request, key, caller, started, t0, reask)
+        if cached is not None:
+            return cached
         try:
             response, content, retries = self._send_with_retries(request)
         except EndpointError as exc:
@@ -351,6 +333,40 @@ class LLMClient:
             self.ledger.record(caller, self.model, key, started_at=started, latency_s=time.perf_counter() - t0,
                                retries=getattr(exc, "attempts", 1) - 1, error=exc, reask=reask)
             raise
+        return self._store(request, key, response, content, retries, caller, started, t0, reask)
+
+    def _request(self, messages, temperature, max_tokens, sample_index, prompt_version, response_format) -> dict:
+        """The canonical request (what is sent, and what the cache key is computed from)."""
+        cfg = self.config
+        return canonical_request(
+            model=self.model, messages=list(messages),
+            temperature=cfg.temperature if temperature is None else temperature,
+            top_p=cfg.top_p, max_tokens=cfg.max_tokens if max_tokens is None else max_tokens,
+            frequency_penalty=cfg.frequency_penalty, seed=cfg.seed, response_format=response_format,
+            sample_index=sample_index, prompt_version=prompt_version,
+        )
+
+    def _from_cache(self, request: dict, key: str, caller: Caller, started: float, t0: float,
+                    reask: str) -> ChatResult | None:
+        """The cached answer to ``request`` (recorded in the ledger as a hit), or None; a replay-only miss is
+        recorded and raised."""
+        try:
+            hit = self.cache.get(request, key)
+        except CacheMissError as exc:  # in the ledger too: a generation that met one is an error (experiments)
+            self.ledger.record(caller, self.model, key, started_at=started, latency_s=time.perf_counter() - t0,
+                               error=exc, reask=reask)
+            raise
+        if hit is None:
+            return None
+        record = self.ledger.record(caller, hit.model, key, started_at=started,
+                                    prompt_tokens=hit.prompt_tokens, completion_tokens=hit.completion_tokens,
+                                    latency_s=time.perf_counter() - t0, cache_hit=True,
+                                    recorded_latency_s=hit.latency_s, reask=reask)
+        return ChatResult(hit.content, record, finish_reason=hit.finish_reason)
+
+    def _store(self, request: dict, key: str, response, content: str, retries: int, caller: Caller, started: float,
+               t0: float, reask: str) -> ChatResult:
+        """A live answer cached and recorded in the ledger."""
         latency = time.perf_counter() - t0
         usage = getattr(response, "usage", None)
         answer = CachedAnswer(

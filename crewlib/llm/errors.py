@@ -6,8 +6,10 @@ every message says what the user can do about it.
 
 from __future__ import annotations
 
+from crewlib import CrewError
 
-class LLMError(RuntimeError):
+
+class LLMError(CrewError, RuntimeError):
     """Base class of all LLM-layer errors."""
 
 

@@ -8,12 +8,14 @@ from typing import TypeVar
 
 import pydantic
 
+from crewlib import CrewError
+
 T = TypeVar("T", bound=pydantic.BaseModel)
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 
 
-class JSONAnswerError(ValueError):
+class JSONAnswerError(CrewError, ValueError):
     """The text is not a JSON object valid for the schema; the message is fit to show the model."""
 
 

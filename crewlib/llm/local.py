@@ -37,9 +37,9 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from crewlib.llm.config import EmbeddedConfig, user_cache_dir
 from crewlib.llm.errors import ModelNotAvailableError, ServerStartError
 from crewlib.llm.native import build_native, native_server, runtime_args
+from crewlib.llm.settings import EmbeddedConfig, user_cache_dir
 
 XLLAMACPP_PIN = "xllamacpp==2026.10.11549"
 _CHUNK = 8 * 1024 * 1024

@@ -27,8 +27,8 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from crewlib.llm.config import user_cache_dir
 from crewlib.llm.errors import ModelNotAvailableError
+from crewlib.llm.settings import user_cache_dir
 
 
 @dataclass(frozen=True)

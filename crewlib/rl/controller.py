@@ -19,12 +19,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from crewlib import __version__
+from crewlib import CrewError, __version__
 from crewlib.env.observation import FEATURE_NAMES
 from crewlib.rl.ippo import IPPOConfig, SharedActorCritic
 
 
-class ControllerError(RuntimeError):
+class ControllerError(CrewError, RuntimeError):
     """No usable trained controller: missing, unreadable, or made for other features / agents."""
 
 
@@ -34,6 +34,8 @@ def obs_dim(cfg: IPPOConfig, n_agents: int) -> int:
 
 
 def build_network(cfg: IPPOConfig, n_agents: int) -> SharedActorCritic:
+    """The shared actor-critic for ``n_agents`` agents: its input width is the observation's (20 features plus the
+    agent's id one-hot when ``cfg`` asks for it), its hidden width ``cfg.hidden``, 4 action logits and a value."""
     return SharedActorCritic(obs_dim(cfg, n_agents), cfg.hidden)
 
 

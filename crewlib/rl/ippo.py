@@ -17,10 +17,10 @@ import torch
 from torch import nn
 from torch.distributions import Categorical
 
+from crewlib.actions import N_ACTIONS
 from crewlib.config import from_quick
 from crewlib.env.observation import FEATURE_NAMES
 
-N_ACTIONS = 4
 MASKED_LOGIT = -1e9
 
 

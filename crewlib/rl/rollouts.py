@@ -20,6 +20,9 @@ from concurrent.futures import ProcessPoolExecutor
 
 import torch
 
+from crewlib.rl.controller import build_network
+from crewlib.rl.episodes import build_training_env, collect_episode
+
 _worker_env = None  # the worker process's environment, built once by _init_worker
 
 
@@ -45,16 +48,11 @@ def _init_worker(params: dict) -> None:
 
     os.environ.pop("CREW_LLM_BASE_URL", None)  # the params carry the endpoint the parent resolved
     os.environ.pop("CREW_LLM_PROVIDER", None)
-    from crewlib.rl.train import build_training_env
-
     torch.set_num_threads(1)
     _worker_env, _, _ = build_training_env(params)
 
 
 def _episode(state: dict, cfg, index: int, seed: int):
-    from crewlib.rl.controller import build_network
-    from crewlib.rl.train import collect_episode
-
     net = build_network(cfg, _worker_env.config.n_agents)
     net.load_state_dict(state)
     return collect_episode(_worker_env, net, cfg, index, seed, torch.Generator().manual_seed(seed),

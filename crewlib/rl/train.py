@@ -16,44 +16,17 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from crewlib.env.crew_env import CrewEnv, EnvConfig
-from crewlib.rl.controller import build_network, read_checkpoint, round_tensors, save_checkpoint
+from crewlib.actions import ACTION_NAMES, N_ACTIONS
+from crewlib.env.crew_env import CrewEnv
+from crewlib.rl.controller import build_network, read_checkpoint, save_checkpoint
+from crewlib.rl.episodes import build_training_env, collect_episode
 from crewlib.rl.ippo import Batch, IPPOConfig, SharedActorCritic, gae, ippo_update
 from crewlib.rl.rollouts import ProcessRollouts
 
+__all__ = ["METRICS", "build_training_env", "collect_episode", "rollouts_from_params", "to_batch", "train"]
+
 METRICS = ["update", "epoch", "episodes", "env_steps", "mean_return", "mean_draft_quality", "policy_loss",
-           "value_loss", "entropy", "approx_kl", "clip_fraction", "p_retrieve", "p_disseminate", "p_compose",
-           "p_critique", "wall_s"]
-
-
-def collect_episode(env: CrewEnv, net: SharedActorCritic, cfg: IPPOConfig, example_index: int, seed: int,
-                    generator: torch.Generator, device: torch.device) -> tuple[dict, float, float]:
-    """One episode with the current policy: per-agent trajectories, the return, the final draft quality."""
-    n = env.config.n_agents
-    observations, infos = env.reset(seed=seed, options={"example_index": example_index})
-    traj = {a: {k: [] for k in ("obs", "mask", "action", "logprob", "reward", "value", "done")}
-            for a in env.possible_agents}
-    total = 0.0
-    while env.agents:
-        agents = list(env.agents)
-        obs, masks = round_tensors(observations, infos, agents, cfg, n, device)
-        with torch.no_grad():
-            dist = net.distribution(obs, masks)
-            actions = torch.multinomial(dist.probs.cpu(), 1, generator=generator)[:, 0].to(device)
-            logprobs, values = dist.log_prob(actions), net.value(obs)
-        observations, rewards, terminations, truncations, infos = env.step(
-            {a: int(x) for a, x in zip(agents, actions.tolist(), strict=True)})
-        for i, a in enumerate(agents):
-            t = traj[a]
-            t["obs"].append(obs[i].cpu().numpy())
-            t["mask"].append(masks[i].cpu().numpy())
-            t["action"].append(int(actions[i]))
-            t["logprob"].append(float(logprobs[i]))
-            t["value"].append(float(values[i]))
-            t["reward"].append(rewards[a])
-            t["done"].append(float(terminations[a] or truncations[a]))
-        total += rewards[agents[0]]
-    return traj, total, env.trace.totals["final_quality"]["draft"]
+           "value_loss", "entropy", "approx_kl", "clip_fraction", *(f"p_{name}" for name in ACTION_NAMES), "wall_s"]
 
 
 def to_batch(trajectories: list[dict], cfg: IPPOConfig, device: torch.device) -> Batch:
@@ -96,18 +69,7 @@ def train(env: CrewEnv, train_indices: list[int], cfg: IPPOConfig, out_dir: str 
     schedule = [int(i) for _ in range(cfg.train_epochs) for i in rng.permutation(train_indices)]
     chunks = [schedule[i:i + cfg.episodes_per_update] for i in range(0, len(schedule), cfg.episodes_per_update)]
     ckpt_path, metrics_path = out / "checkpoint.pt", out / "metrics.csv"
-    done_updates = 0
-    if ckpt_path.exists():
-        ckpt = read_checkpoint(ckpt_path, map_location=device)
-        net.load_state_dict(ckpt["model"])
-        optimizer.load_state_dict(ckpt["optimizer"])
-        generator.set_state(ckpt["generator_state"])
-        done_updates = ckpt["updates"]
-    else:
-        if metrics_path.exists():
-            metrics_path.unlink()  # metrics without a checkpoint belong to another run
-        if init is not None:
-            net.load_state_dict(read_checkpoint(init, map_location=device)["model"])
+    done_updates = _resume(ckpt_path, metrics_path, net, optimizer, generator, init, device)
     out.mkdir(parents=True, exist_ok=True)
     todo = chunks[done_updates:] if max_updates is None else chunks[done_updates:max_updates]
     bar = tqdm(total=len(chunks), initial=done_updates, disable=not progress, desc="IPPO updates")
@@ -123,18 +85,13 @@ def train(env: CrewEnv, train_indices: list[int], cfg: IPPOConfig, out_dir: str 
             returns, qualities = [e[1] for e in episodes], [e[2] for e in episodes]
             batch = to_batch(trajectories, cfg, device)
             stats = ippo_update(net, optimizer, batch, cfg, generator)
-            counts = np.bincount(batch.actions.cpu().numpy(), minlength=4) / len(batch)
-            row = {"update": k, "epoch": (k - 1) * cfg.episodes_per_update // max(1, len(train_indices)) + 1,
-                   "episodes": sum(len(c) for c in chunks[:k]), "env_steps": len(batch),
-                   "mean_return": np.mean(returns), "mean_draft_quality": np.mean(qualities), **stats,
-                   "p_retrieve": counts[0], "p_disseminate": counts[1], "p_compose": counts[2], "p_critique": counts[3],
-                   "wall_s": time.perf_counter() - t0}
-            new_file = not metrics_path.exists()
-            with metrics_path.open("a", newline="") as fh:
-                writer = csv.DictWriter(fh, fieldnames=METRICS)
-                if new_file:
-                    writer.writeheader()
-                writer.writerow({m: row[m] for m in METRICS})
+            counts = np.bincount(batch.actions.cpu().numpy(), minlength=N_ACTIONS) / len(batch)
+            _append_metrics(metrics_path, {
+                "update": k, "epoch": (k - 1) * cfg.episodes_per_update // max(1, len(train_indices)) + 1,
+                "episodes": sum(len(c) for c in chunks[:k]), "env_steps": len(batch),
+                "mean_return": np.mean(returns), "mean_draft_quality": np.mean(qualities), **stats,
+                **{f"p_{name}": counts[a] for a, name in enumerate(ACTION_NAMES)},
+                "wall_s": time.perf_counter() - t0})
             save_checkpoint(ckpt_path, net, cfg, n, optimizer=optimizer,
                             state={"updates": k, "generator_state": generator.get_state()})
             bar.update(1)
@@ -142,31 +99,34 @@ def train(env: CrewEnv, train_indices: list[int], cfg: IPPOConfig, out_dir: str 
     return net, ckpt_path
 
 
+def _resume(ckpt_path: Path, metrics_path: Path, net: SharedActorCritic, optimizer, generator: torch.Generator,
+            init: str | Path | None, device: torch.device) -> int:
+    """The updates a previous run of this folder finished (its network, optimizer and generator restored), or 0 for
+    a new run (stale metrics removed; ``init``'s weights loaded when given)."""
+    if ckpt_path.exists():
+        ckpt = read_checkpoint(ckpt_path, map_location=device)
+        net.load_state_dict(ckpt["model"])
+        optimizer.load_state_dict(ckpt["optimizer"])
+        generator.set_state(ckpt["generator_state"])
+        return ckpt["updates"]
+    if metrics_path.exists():
+        metrics_path.unlink()  # metrics without a checkpoint belong to another run
+    if init is not None:
+        net.load_state_dict(read_checkpoint(init, map_location=device)["model"])
+    return 0
+
+
+def _append_metrics(path: Path, row: Mapping) -> None:
+    """One update's row of ``metrics.csv`` (the header written with the first)."""
+    new_file = not path.exists()
+    with path.open("a", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=METRICS)
+        if new_file:
+            writer.writeheader()
+        writer.writerow({m: row[m] for m in METRICS})
+
+
 def rollouts_from_params(params: Mapping) -> ProcessRollouts | None:
     """Worker processes for ``training.rollout_workers`` > 1 (close them, or use ``with``); None for 1."""
     workers = params["training"]["rollout_workers"]
     return ProcessRollouts(params, workers) if workers > 1 else None
-
-
-def build_training_env(params: Mapping) -> tuple[CrewEnv, list[int], list[int]]:
-    """The environment over the run's train + evaluation tasks (:func:`crewlib.tasks.build_tasks`).
-
-    Returns the env and the example indices of each part. The executor is ``training.executor``:
-    the surrogate, or the LLM executor through the client and its cache.
-    """
-    from crewlib.env.executors import SurrogateExecutor
-    from crewlib.tasks import build_tasks
-
-    tasks = build_tasks(params)
-    pairs = tasks.train + tasks.evaluation
-    executor_name = params["training"]["executor"]
-    if executor_name == "surrogate":
-        executor = SurrogateExecutor()
-    else:
-        from crewlib.env.llm_executor import LLMExecutor
-        from crewlib.llm import connect
-
-        executor = LLMExecutor.from_params(connect(params), params, system="crew-training")
-    env = CrewEnv([ex for ex, _ in pairs], executor, EnvConfig.from_params(params), tasks=[t for _, t in pairs])
-    n_train = len(tasks.train)
-    return env, list(range(n_train)), list(range(n_train, len(pairs)))

@@ -13,13 +13,14 @@ import re
 import sys
 from pathlib import Path
 
-from crewlib.write.reference_files import ReferenceFileError, ReferenceList, read_text_file
+from crewlib import CrewError
+from crewlib.write.reference_files import ReferenceList, read_text_file
 
 _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SUFFIX = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,4}$")
 
 
-class ArgumentError(ValueError):
+class ArgumentError(CrewError, ValueError):
     """An argument that cannot be used; the message names it."""
 
 
@@ -129,11 +130,6 @@ def load_inputs(args: argparse.Namespace):
 
 
 def run_from_args(args: argparse.Namespace) -> int:
-    from crewlib.baselines import SystemUnavailableError
-    from crewlib.config import ParamsError
-    from crewlib.llm import LLMError
-    from crewlib.write.writer import OutputFolderError, WriteFailed
-
     session: dict = {}
     try:
         result, references, pool = _run(args, session)
@@ -143,8 +139,7 @@ def run_from_args(args: argparse.Namespace) -> int:
         answers = sum(r.error is None for r in client.ledger.records) if client else 0
         print(f"\ninterrupted; a rerun reuses the {answers} cached answers", file=sys.stderr)
         return 130
-    except (ArgumentError, ReferenceFileError, LLMError, SystemUnavailableError, ParamsError, OutputFolderError,
-            WriteFailed, ValueError, OSError) as exc:
+    except (CrewError, ValueError, OSError) as exc:  # every input and run failure the project names; a bad path
         session.get("abandon", lambda: None)()  # the folder this run created, left empty
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from crewlib import CrewError
 from crewlib.data.records import Reference, clean_field, reference_from_fields
 
 # BibTeX fields whose "name =" inside another field's value means a comma was missing between the two
@@ -30,7 +31,7 @@ _SWALLOWED = re.compile(r"(?:[}\"]|\b\d+)\s+(" + "|".join(_BIB_FIELDS) + r")\s*=
 _YEAR = re.compile(r"\b(1[89]\d{2}|20\d{2})\b")
 
 
-class ReferenceFileError(ValueError):
+class ReferenceFileError(CrewError, ValueError):
     """A references file that cannot be used; the message names the file and every bad entry."""
 
 

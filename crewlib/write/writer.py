@@ -15,7 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from crewlib import CrewError
+from crewlib.baselines import system_class
+from crewlib.baselines.runner import run_system
 from crewlib.data.records import RecordError, Reference, RWGExample, with_introduction
+from crewlib.tasks import build_tasks
 from crewlib.write.reference_files import ReferenceList
 from crewlib.write.render import to_latex, to_markdown
 
@@ -23,11 +27,11 @@ OUTPUT_FILES = ("related_work.md", "related_work.tex", "generation.json", "trace
                 "summary.json")
 
 
-class WriteFailed(RuntimeError):
+class WriteFailed(CrewError, RuntimeError):
     """A run that wrote no usable section: the message says why in one line."""
 
 
-class OutputFolderError(ValueError):
+class OutputFolderError(CrewError, ValueError):
     """An output folder that cannot take this run's files (not writable, a file, or holding another run's)."""
 
 
@@ -114,8 +118,6 @@ class WriteResult:
 def check_rounds(params: dict, system: str, rounds: int | str | None) -> int | str | None:
     """``rounds`` for ``system``, checked before any work: a number the system can write in, or ``auto``; None:
     auto for a system that has it (CREW), else its params."""
-    from crewlib.baselines import system_class
-
     block = params["baselines"].get(system, {})
     if rounds is None and "max_rounds" in block:
         return "auto"  # crew write plays rounds that fit the pool (the demo and notebooks keep their fixed rounds)
@@ -142,35 +144,31 @@ def write_related_work(title: str, abstract: str, references: ReferenceList | Se
     Ctrl-C); ``extra_summary``: more facts for ``summary.json`` (the references ``--select`` chose).
     Raises :class:`WriteFailed` when the run wrote no usable section (nothing written then).
     """
-    from crewlib.baselines import make_system, system_class
-    from crewlib.config import with_overrides
-    from crewlib.llm import connect
-    from crewlib.tasks import build_tasks
-
     refs = references.references if isinstance(references, ReferenceList) else list(references)
     rounds = check_rounds(params, system, rounds)
-    if rounds is not None:
-        params = with_overrides(params, {"baselines": {system: {"rounds": rounds}}})
     example = own_example(title, abstract, refs, introduction)
     out, created = prepare_out(out, force=force)
-    try:
-        client = connect(params) if system_class(system).uses_llm else None  # a missing key fails before features
-        if session is not None:
-            session["client"] = client
-        task = build_tasks(params, [example], min_connections=0).tasks[example.target_id]
-        writer = make_system(system, params, client)
-        bar = _round_bar(writer, task, progress)
+    bars = []
+
+    def progress_bar(writer, client, task) -> None:
+        bars.append(_round_bar(writer, task, progress))
+
+    def stop_when_every_call_fails(writer, client, task) -> None:
         _stop_when_every_call_fails(writer, client)
-        try:
-            generation = writer.generate(example, task)
-        finally:
-            if bar is not None:
-                bar.close()
-        _check_outcome(system, generation)
+
+    try:
+        run = run_system(params, system, example,
+                         lambda p: build_tasks(p, [example], min_connections=0).tasks[example.target_id],
+                         rounds=rounds, hooks=(progress_bar, stop_when_every_call_fails), session=session)
+        _check_outcome(system, run.generation)
     except BaseException:
         abandon_out(out, created)
         raise
-    return _save(example, generation, references, writer, client, out, extra_summary or {})
+    finally:
+        for bar in bars:
+            if bar is not None:
+                bar.close()
+    return _save(example, run.generation, references, run.system, run.client, out, extra_summary or {})
 
 
 def _check_outcome(system: str, generation) -> None:

@@ -1,77 +1,36 @@
-"""MA-RWG (docs/method.md §MA-RWG): the related-work section as the MA-RWG paper's staged pipeline.
-
-1. **Paper selection** (no LLM, :func:`select_papers`): ``B`` papers of the pool chosen greedily by
-   ``(1−λ)·rel(p_i) + λ·div(p_i)``, with ``rel`` the MiniLM cosine of a paper to the target's title
-   and abstract and ``div(p_i) = 1 − min_{p_j∈S} cos(e_i, e_j)`` over the papers ``S`` already
-   chosen; λ = 0 (the paper's main experiments) is pure relevance. ``B`` is the number of
-   distinct gold-cited references in the pool, as in the paper; the ``budget`` setting serves
-   only an example without gold citations (``notes["budget_source"]``).
-2. **Top pages** (no LLM, :func:`top_pages`): each selected paper's text (title, abstract and any
-   full text) cut into pages of ``page_words`` words; its ``D`` (``pages``) pages most similar to
-   the target are what the next stage reads.
-3. **Contextual summaries + pseudo-labels**: per paper, one or two sentences in the context of the
-   target, and a label of ≤ 4 words for Task, Methodology, Dataset, Evaluation.
-4. **Taxonomy** (no LLM, :func:`build_taxonomy`): per dimension, labels clustered by MiniLM
-   similarity; width expansion adds a child for a label unlike every existing one, depth
-   expansion splits a node of ρ ≥ δ papers with a tighter threshold, down to ``l_max``.
-5. **Outline**: 2–4 topics of ≤ 10 words, each with its papers (:func:`validate_outline`), planned
-   over the taxonomy and the summaries; an invalid outline falls back to the largest Methodology
-   nodes (:func:`fallback_outline`).
-6. **Draft → feedback → revision**: a paragraph per topic, one review of the whole draft on
-   structural logic, critical analysis, prominent contribution and concise language, then a
-   revision per topic.
-7. **Fact-checking**: the verifier — a second model when ``verifier`` names one (dual-model check,
-   ``notes["verification"]``) — labels up to ``max_verify`` citing sentences against the
-   abstracts they cite (none or one of :data:`ERROR_TYPES`); each error is corrected by the
-   generator and verified once more. A correction still judged wrong is kept (it is at least an
-   attempt on the error) and recorded as unresolved in ``notes["fact_check"]``.
-
-Component switches (the paper's Table 2 ablation): ``taxonomy`` off removes stage 4 (the outline
-is planned from the summaries alone), ``feedback`` off removes the review and the revisions of
-stage 6, ``fact_check`` off removes stage 7, ``summarisation`` off has stages 5–7 read each paper's abstract
-instead of its contextual summary (stage 3 is still asked: its pseudo-labels build the taxonomy).
-
-LLM calls per example, before the client's re-asks of invalid JSON:
-``B' + 1 + T + f·(1 + T) + c·(V + 2E)`` with ``B' = min(B, pool)`` papers, ``T`` topics (2–4),
-``f``/``c`` the feedback/fact-check switches (0 or 1), ``V ≤ max_verify`` sentences checked and
-``E`` errors found (one correction and one re-verification each); with the quick params and
-B = 6 at most 6 + 1 + 4 + 5 + 6 + 12 = 34. Independent calls of a stage run as one batch
-(summaries, drafts, revisions, verifications, corrections, re-verifications).
-
-Every LLM failure becomes a counted fallback in ``Generation.fallbacks`` (``<stage>_invalid``
-for an answer still invalid after the re-ask, ``<stage>_failed`` for an endpoint error), never a
-crash — except when no summary at all comes back for an endpoint reason: the endpoint is then
-unusable and the error is raised rather than a text reported as if the pipeline had run.
-"""
+"""MA-RWG's settings and the system that runs its stages (the pipeline of :mod:`crewlib.baselines.marwg`)."""
 
 from __future__ import annotations
 
 import dataclasses
 import re
 from collections import Counter
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Literal
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pydantic
 
 from crewlib import prompts
 from crewlib.baselines.base import Generation, System
+from crewlib.baselines.marwg.answers import (
+    DIMENSIONS,
+    UNSPECIFIED,
+    CorrectionOut,
+    FeedbackOut,
+    ParagraphOut,
+    SummaryOut,
+    Topic,
+    VerifyOut,
+)
+from crewlib.baselines.marwg.outline import fallback_outline, outline_schema
+from crewlib.baselines.marwg.selection import paper_pages, select_papers, top_pages
+from crewlib.baselines.marwg.taxonomy import EmbedFn, TaxonomyNode, build_taxonomy, unit_rows
 from crewlib.citations import find_citation_keys
-from crewlib.data.records import Reference, RWGExample
+from crewlib.data.records import RWGExample
 from crewlib.llm import ChatRequest, LLMClient, LLMError, OutputValidationError, connect_override
 from crewlib.tasks import Task
 from crewlib.text import sentences
-
-DIMENSIONS = ("Task", "Methodology", "Dataset", "Evaluation")
-ERROR_TYPES = ("Direct Contradiction", "Unsubstantiated", "Misrepresentation", "Incorrect Attribution", "Other")
-FEEDBACK_DIMENSIONS = ("structural_logic", "critical_analysis", "prominent_contribution", "concise_language")
-UNSPECIFIED = "unspecified"
-# Titles of the last-resort outline, when the taxonomy has too few nodes to make topics of.
-FALLBACK_TITLES = ("Closely related work", "Further related work", "Other related work", "Additional related work")
-
-EmbedFn = Callable[[list[str]], np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -115,336 +74,6 @@ class MARWGSettings:
         return cls(**{f.name: block[f.name] for f in dataclasses.fields(cls)})
 
 
-# ------------------------------------------------------------------------------------------ schemas
-class SummaryOut(pydantic.BaseModel):
-    summary: str = pydantic.Field(min_length=10)
-    task: str
-    methodology: str
-    dataset: str
-    evaluation: str
-
-
-class Topic(pydantic.BaseModel):
-    title: str
-    keys: list[str]
-
-    @pydantic.field_validator("title")
-    @classmethod
-    def _clean_title(cls, value: str) -> str:
-        return value.strip().strip("*#\"'").strip().rstrip(".:").strip()
-
-    @pydantic.field_validator("keys", mode="before")
-    @classmethod
-    def _clean_keys(cls, value: object) -> object:
-        """Small models write "[R1]", "r1" or "R1, R2": keep the bare keys, each once."""
-        if isinstance(value, str):
-            value = re.split(r"[,;\s]+", value)
-        if not isinstance(value, list):
-            return value
-        keys = [str(k).strip().strip("[]").strip().upper() for k in value]
-        return list(dict.fromkeys(k for k in keys if k))
-
-
-class OutlineOut(pydantic.BaseModel):
-    topics: list[Topic]
-
-
-class ParagraphOut(pydantic.BaseModel):
-    paragraph: str = pydantic.Field(min_length=40)
-
-
-class FeedbackOut(pydantic.BaseModel):
-    """The review of the draft on MA-RWG's four feedback dimensions (:data:`FEEDBACK_DIMENSIONS`)."""
-
-    structural_logic: str
-    critical_analysis: str
-    prominent_contribution: str
-    concise_language: str
-
-
-def _canonical_label(value: object) -> object:
-    if not isinstance(value, str):
-        return value
-    squashed = re.sub(r"[^a-z]", "", value.lower())
-    for label in ("none", *ERROR_TYPES):
-        if squashed == re.sub(r"[^a-z]", "", label.lower()):
-            return label
-    return value
-
-
-class VerifyOut(pydantic.BaseModel):
-    label: Literal["none", "Direct Contradiction", "Unsubstantiated", "Misrepresentation", "Incorrect Attribution",
-                   "Other"]
-    explanation: str = ""
-
-    @pydantic.field_validator("label", mode="before")
-    @classmethod
-    def _canonical(cls, value: object) -> object:
-        return _canonical_label(value)
-
-
-class CorrectionOut(pydantic.BaseModel):
-    sentence: str = pydantic.Field(min_length=10)
-
-
-# ----------------------------------------------------------------------------------------- stages 1-2
-def select_papers(relevance: np.ndarray, vectors: np.ndarray | None, k: int, lam: float) -> list[int]:
-    """Indices of ``k`` papers in the order MA-RWG's greedy selection picks them.
-
-    score_i = (1−λ)·relevance_i + λ·div_i with div_i = 1 − min_{j∈S} cos(e_i, e_j) over the papers
-    ``S`` already picked (the paper's definition: a minimum, not a maximum). On an empty ``S`` the
-    diversity term is the same for every paper. Ties — and so the first pick at λ = 1 — go to the
-    more relevant paper, then to the lower index. ``vectors``: unit rows; unused (may be None) at λ = 0.
-    """
-    rel = np.asarray(relevance, dtype=float)
-    sims = vectors @ vectors.T if vectors is not None and lam > 0 else None
-    nearest = np.ones(len(rel))  # min cosine to S; div = 1 − nearest, 0 for every paper while S is empty
-    remaining = list(range(len(rel)))
-    chosen: list[int] = []
-    while remaining and len(chosen) < k:
-        score = (1 - lam) * rel + (lam * (1 - nearest) if sims is not None else 0.0)
-        best = max(remaining, key=lambda i: (score[i], rel[i], -i))
-        chosen.append(best)
-        remaining.remove(best)
-        if sims is not None:
-            nearest = sims[best].copy() if len(chosen) == 1 else np.minimum(nearest, sims[best])
-    return chosen
-
-
-def paper_pages(reference: Reference, page_words: int) -> list[str]:
-    """A paper's available text — title, abstract, then any full-text sections — as pages of ``page_words`` words."""
-    parts = [reference.text, *(f"{heading}. {text}" for heading, text in reference.sections)]
-    words = " ".join(parts).split()
-    return [" ".join(words[i:i + page_words]) for i in range(0, len(words), page_words)]
-
-
-def top_pages(pages: Sequence[str], page_vectors: np.ndarray, target_vector: np.ndarray, d: int) -> list[str]:
-    """The ``d`` pages most similar to the target (cosine of unit rows; ties to the earlier page), in text order."""
-    if len(pages) <= d:
-        return list(pages)
-    sims = np.asarray(page_vectors) @ np.asarray(target_vector)
-    best = sorted(range(len(pages)), key=lambda i: (-sims[i], i))[:d]
-    return [pages[i] for i in sorted(best)]
-
-
-# ------------------------------------------------------------------------------------------ stage 4
-@dataclass
-class TaxonomyNode:
-    """A node of a dimension's taxonomy: the root (level 0) is the dimension itself."""
-
-    name: str
-    level: int
-    papers: list[str]
-    children: list[TaxonomyNode] = field(default_factory=list)
-
-    def walk(self) -> Iterator[TaxonomyNode]:
-        yield self
-        for child in self.children:
-            yield from child.walk()
-
-    @property
-    def depth(self) -> int:
-        return max(node.level for node in self.walk())
-
-    @property
-    def size(self) -> int:
-        return sum(1 for _ in self.walk())
-
-    def leaves(self) -> list[TaxonomyNode]:
-        return [node for node in self.walk() if not node.children]
-
-    def to_dict(self) -> dict:
-        return {"name": self.name, "level": self.level, "papers": list(self.papers),
-                "children": [child.to_dict() for child in self.children]}
-
-    def render(self) -> str:
-        """The tree as indented lines ``- name: R1, R3`` (for prompts)."""
-        lines = [self.name]
-        for node in self.walk():
-            if node.level:
-                lines.append(f"{'  ' * (node.level - 1)}- {node.name}: {', '.join(node.papers)}")
-        return "\n".join(lines)
-
-
-def _unit(vectors: np.ndarray) -> np.ndarray:
-    vectors = np.atleast_2d(np.asarray(vectors, dtype=float))
-    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-
-
-def _threshold_clusters(papers: list[str], vector: Mapping[str, np.ndarray], threshold: float) -> list[list[str]]:
-    """Greedy leader clustering in input order: join the nearest centroid if cosine ≥ threshold,
-    else open a new cluster (width expansion). Deterministic."""
-    groups: list[list[str]] = []
-    sums: list[np.ndarray] = []
-    for paper in papers:
-        v = vector[paper]
-        if groups:
-            sims = _unit(np.stack(sums)) @ v
-            best = int(np.argmax(sims))
-            if sims[best] >= threshold:
-                groups[best].append(paper)
-                sums[best] = sums[best] + v
-                continue
-        groups.append([paper])
-        sums.append(v.copy())
-    return groups
-
-
-def _split_in_two(papers: list[str], vector: Mapping[str, np.ndarray]) -> list[list[str]]:
-    """Split around the two least similar labels (a paper equally close to both joins the smaller
-    group); one group if every label is the same."""
-    matrix = np.stack([vector[p] for p in papers])
-    sims = matrix @ matrix.T
-    a, b = np.unravel_index(int(np.argmin(sims)), sims.shape)
-    if sims[a, b] >= 1 - 1e-6:
-        return [list(papers)]
-    groups: list[list[str]] = [[], []]
-    for i, paper in enumerate(papers):
-        gap = sims[i, a] - sims[i, b]
-        side = (0 if len(groups[0]) <= len(groups[1]) else 1) if abs(gap) < 1e-9 else (0 if gap > 0 else 1)
-        groups[side].append(paper)
-    return groups
-
-
-def _representative(papers: list[str], labels: Mapping[str, str], vector: Mapping[str, np.ndarray]) -> str:
-    """The member label closest to the cluster's centroid (first on ties)."""
-    matrix = np.stack([vector[p] for p in papers])
-    centroid = _unit(matrix.sum(axis=0))[0]
-    return labels[papers[int(np.argmax(matrix @ centroid))]]
-
-
-def build_taxonomy(labels: Mapping[str, str], dimension: str, delta: int, l_max: int, embed_fn: EmbedFn, *,
-                   width_threshold: float, depth_step: float) -> TaxonomyNode:
-    """The taxonomy of one dimension from the papers' pseudo-labels.
-
-    Args:
-        labels: paper key → its label on this dimension (order = the order papers are placed).
-        dimension: the root's name (e.g. "Methodology").
-        delta: δ; a node with ρ ≥ δ papers is split (depth expansion) if its level < ``l_max``.
-        l_max: the deepest level; the root is level 0, its children level 1.
-        embed_fn: texts → embedding rows (MiniLM ``crewlib.relevance.embed`` in the pipeline).
-        width_threshold: the cosine to a node's centroid needed to join it at level 1; at level ℓ
-            the threshold is ``width_threshold + depth_step·(ℓ−1)`` (tighter deeper down).
-
-    A node that the tighter threshold leaves whole is split in two around its two least similar
-    labels; only a node whose labels are all identical stays a leaf with δ or more papers
-    above ``l_max`` (no similarity can split it).
-    """
-    if delta < 1 or l_max < 1:
-        raise ValueError(f"build_taxonomy needs delta >= 1 and l_max >= 1 (got {delta}, {l_max})")
-    papers = list(labels)
-    root = TaxonomyNode(dimension, 0, papers)
-    if not papers:
-        return root
-    unique = list(dict.fromkeys(labels[p] for p in papers))
-    rows = _unit(embed_fn(unique))
-    vector = {p: rows[unique.index(labels[p])] for p in papers}
-
-    def expand(members: list[str], level: int) -> list[TaxonomyNode]:
-        groups = _threshold_clusters(members, vector, min(width_threshold + depth_step * (level - 1), 0.99))
-        if len(groups) == 1 and level > 1:  # depth expansion the threshold could not split
-            groups = _split_in_two(members, vector)
-            if len(groups) == 1:
-                return []
-        nodes = []
-        for group in groups:
-            node = TaxonomyNode(_representative(group, labels, vector), level, group)
-            if len(group) >= delta and level < l_max:  # ρ ≥ δ (the paper)
-                node.children = expand(group, level + 1)
-            nodes.append(node)
-        return nodes
-
-    root.children = expand(papers, 1)
-    return root
-
-
-# ------------------------------------------------------------------------------------------ stage 5
-def validate_outline(topics: Sequence[Topic | Mapping], known_keys: Collection[str], *, min_topics: int,
-                     max_topics: int, max_words: int) -> list[str]:
-    """Problems of an outline (empty when valid): the number of topics, a title of more than
-    ``max_words`` words (or none), a topic without keys, or keys outside ``known_keys``."""
-    topics = [Topic.model_validate(t) if isinstance(t, Mapping) else t for t in topics]
-    problems = []
-    if not min_topics <= len(topics) <= max_topics:
-        problems.append(f"{len(topics)} topics given, {min_topics} to {max_topics} needed")
-    for i, topic in enumerate(topics, 1):
-        words = len(topic.title.split())
-        if not words:
-            problems.append(f"topic {i} has no title")
-        elif words > max_words:
-            problems.append(f"the title of topic {i} has {words} words, at most {max_words} allowed")
-        if not topic.keys:
-            problems.append(f"topic {i} lists no keys")
-        unknown = [k for k in topic.keys if k not in known_keys]
-        if unknown:
-            problems.append(f"topic {i} names unknown keys {unknown}; use only {', '.join(known_keys)}")
-    return problems
-
-
-def outline_schema(known_keys: Sequence[str], *, min_topics: int, max_topics: int,
-                   max_words: int) -> type[OutlineOut]:
-    """:class:`OutlineOut` that also runs :func:`validate_outline`, so the client's one re-ask
-    tells the model what was wrong."""
-
-    class Outline(OutlineOut):
-        @pydantic.model_validator(mode="after")
-        def _valid(self) -> Outline:
-            problems = validate_outline(self.topics, known_keys, min_topics=min_topics, max_topics=max_topics,
-                                        max_words=max_words)
-            if problems:
-                raise ValueError("; ".join(problems))
-            return self
-
-    return Outline
-
-
-def _title(name: str, max_words: int) -> str:
-    words = name.split()[:max_words]
-    text = " ".join(words)
-    return text[:1].upper() + text[1:]
-
-
-def fallback_outline(taxonomies: Mapping[str, TaxonomyNode], candidates: Sequence[str], embed_fn: EmbedFn, *,
-                     min_topics: int, max_topics: int, max_words: int) -> list[Topic]:
-    """Topics from the taxonomy: the largest ``min_topics``–``max_topics`` Methodology nodes.
-
-    Level-1 nodes first; while there are too few, the largest node with children is replaced by
-    them; then the Task tree is tried; last (also with no taxonomy at all), the candidates are cut
-    into ``min_topics`` runs.
-    Papers of nodes beyond ``max_topics`` join the topic whose name is most similar to theirs.
-    """
-    order = {k: i for i, k in enumerate(candidates)}
-    min_topics = min(min_topics, len(candidates))
-    nodes: list[TaxonomyNode] = []
-    for dimension in ("Methodology", "Task"):
-        root = taxonomies.get(dimension)
-        nodes = list(root.children) if root else []
-        while len(nodes) < min_topics and any(n.children for n in nodes):
-            big = max((n for n in nodes if n.children), key=lambda n: len(n.papers))
-            at = nodes.index(big)
-            nodes[at:at + 1] = big.children
-        if len(nodes) >= min_topics and any(n.name != UNSPECIFIED for n in nodes):
-            break
-    else:
-        runs = np.array_split(np.arange(len(candidates)), max(min_topics, 1))
-        return [Topic(title=FALLBACK_TITLES[i % len(FALLBACK_TITLES)], keys=[candidates[j] for j in run])
-                for i, run in enumerate(runs) if len(run)]
-    nodes = sorted(nodes, key=lambda n: -len(n.papers))  # stable: taxonomy order on ties
-    chosen, rest = nodes[:max_topics], nodes[max_topics:]
-    members = [list(n.papers) for n in chosen]
-    if rest:
-        names = _unit(embed_fn([n.name for n in chosen] + [n.name for n in rest]))
-        for i, node in enumerate(rest):
-            members[int(np.argmax(names[: len(chosen)] @ names[len(chosen) + i]))] += node.papers
-    used: set[str] = set()
-    topics = []
-    for node, keys in zip(chosen, members, strict=True):
-        title = _title(node.name if node.name != UNSPECIFIED else FALLBACK_TITLES[2], max_words)
-        if title in used:
-            title = _title(f"{title} (continued)", max_words)
-        used.add(title)
-        topics.append(Topic(title=title, keys=sorted(dict.fromkeys(keys), key=lambda k: order.get(k, len(order)))))
-    return topics
 
 
 # ------------------------------------------------------------------------------------------ helpers
@@ -526,7 +155,7 @@ class MARWG(System):
 
     def select_candidates(self, task: Task, budget: int) -> list[str]:
         """Keys (``R3``) of the ``budget`` papers, in the order :func:`select_papers` picked them."""
-        rows = _unit(self.embed([task.target_text, *(r.text for r in task.references)]))
+        rows = unit_rows(self.embed([task.target_text, *(r.text for r in task.references)]))
         relevance = rows[1:] @ rows[0]  # MiniLM cosine to the target's title and abstract
         chosen = select_papers(relevance, rows[1:], budget, self.config.lambda_)
         return [task.keys[i] for i in chosen]
@@ -537,7 +166,7 @@ class MARWG(System):
         cfg = self.config
         by_key = task.reference_by_key
         split = {k: paper_pages(by_key[k], cfg.page_words) for k in keys}
-        rows = _unit(self.embed([task.target_text, *(p for k in keys for p in split[k])]))
+        rows = unit_rows(self.embed([task.target_text, *(p for k in keys for p in split[k])]))
         out, at = {}, 1
         for k in keys:
             n = len(split[k])

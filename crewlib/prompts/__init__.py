@@ -1,0 +1,95 @@
+"""Every prompt the project sends, with a version: one module per family, every name importable from here.
+
+Bump ``PROMPT_VERSION`` when a template changes: it is part of the cache key, so answers
+recorded for an older wording are never replayed for the new one.
+"""
+
+from __future__ import annotations
+
+from crewlib.prompts.agents import (
+    AGENT_SYSTEM,
+    COMPOSE,
+    COMPOSE_SENTENCES,
+    CRITIQUE,
+    DISSEMINATE,
+    PROMPT_VERSION,
+    RETRIEVE,
+    REVISE,
+    SECTION_RULES,
+)
+from crewlib.prompts.annotators import (
+    PAIR_ANNOTATOR,
+    PAIR_ANNOTATOR_SYSTEM,
+)
+from crewlib.prompts.judges import (
+    CITATION_FUNCTION,
+    EVAL_PROMPT_VERSION,
+    JUDGE,
+    JUDGE_SYSTEM,
+    NLI,
+    NLI_SYSTEM,
+    PAIRWISE,
+    PAIRWISE_CRITERIA,
+    PAIRWISE_SYSTEM,
+    RUBRICS,
+    RWGBENCH_JUDGE,
+    RWGBENCH_RUBRICS,
+    SOFT_RECALL_NLI,
+)
+from crewlib.prompts.marwg_stages import (
+    MARWG_CORRECT,
+    MARWG_DRAFT,
+    MARWG_FEEDBACK,
+    MARWG_OUTLINE,
+    MARWG_OUTLINE_NO_TAXONOMY,
+    MARWG_REVISE,
+    MARWG_SUMMARY,
+    MARWG_SYSTEM,
+    MARWG_VERIFIER_SYSTEM,
+    MARWG_VERIFY,
+)
+from crewlib.prompts.summarisation import (
+    AGGREGATE_SUMMARY,
+    COMPARE_SUMMARIES,
+    DIRECT_SUMMARY,
+    EDITOR_ANSWER,
+    EXPERT_ANSWER,
+    FACT_CHECK,
+    HERA_TOPIC_SUMMARY,
+    QUESTION_PLAN,
+    REVISE_CHANGE,
+    REVISE_SUMMARY,
+    SECTION_SUMMARY,
+    SUMMARY_WRITER_SYSTEM,
+)
+from crewlib.prompts.wording import (
+    NEWS_RUBRICS,
+    NEWS_SUMMARY,
+    WORDINGS,
+    reword,
+)
+from crewlib.prompts.writers import (
+    NAIVE_AGENT,
+    NAIVE_AGENT_SYSTEM,
+    NAIVE_COORDINATOR_SYSTEM,
+    NAIVE_DECOMPOSE,
+    NAIVE_FALLBACK_INSTRUCTION,
+    NAIVE_FOLLOW_UP,
+    NAIVE_WRITE,
+    ORCHESTRATOR,
+    SRW_READ,
+    WRITE_SECTION,
+    WRITER_SYSTEM,
+)
+
+__all__ = ["AGENT_SYSTEM", "AGGREGATE_SUMMARY", "CITATION_FUNCTION", "COMPARE_SUMMARIES", "COMPOSE",
+           "COMPOSE_SENTENCES", "CRITIQUE", "DIRECT_SUMMARY", "DISSEMINATE", "EDITOR_ANSWER", "EVAL_PROMPT_VERSION",
+           "EXPERT_ANSWER", "FACT_CHECK", "HERA_TOPIC_SUMMARY", "JUDGE", "JUDGE_SYSTEM", "MARWG_CORRECT",
+           "MARWG_DRAFT", "MARWG_FEEDBACK", "MARWG_OUTLINE", "MARWG_OUTLINE_NO_TAXONOMY", "MARWG_REVISE",
+           "MARWG_SUMMARY", "MARWG_SYSTEM", "MARWG_VERIFIER_SYSTEM", "MARWG_VERIFY", "NAIVE_AGENT",
+           "NAIVE_AGENT_SYSTEM", "NAIVE_COORDINATOR_SYSTEM", "NAIVE_DECOMPOSE", "NAIVE_FALLBACK_INSTRUCTION",
+           "NAIVE_FOLLOW_UP", "NAIVE_WRITE", "NEWS_RUBRICS", "NEWS_SUMMARY", "NLI", "NLI_SYSTEM", "ORCHESTRATOR",
+           "PAIRWISE", "PAIRWISE_CRITERIA", "PAIRWISE_SYSTEM", "PAIR_ANNOTATOR", "PAIR_ANNOTATOR_SYSTEM",
+           "PROMPT_VERSION", "QUESTION_PLAN", "RETRIEVE", "REVISE", "REVISE_CHANGE", "REVISE_SUMMARY", "RUBRICS",
+           "RWGBENCH_JUDGE", "RWGBENCH_RUBRICS", "SECTION_RULES", "SECTION_SUMMARY", "SOFT_RECALL_NLI", "SRW_READ",
+           "SUMMARY_WRITER_SYSTEM", "WORDINGS", "WRITER_SYSTEM", "WRITE_SECTION", "reword"]
