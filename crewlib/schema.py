@@ -27,7 +27,7 @@ class Block(pydantic.BaseModel):
 PositiveInt = Field(ge=1)
 
 
-class Embedded(Block):
+class EmbeddedBlock(Block):
     model: str
     n_ctx_per_slot: int = PositiveInt
     n_parallel: int = PositiveInt
@@ -36,12 +36,12 @@ class Embedded(Block):
     runtime: Literal["auto", "native", "prebuilt"]
 
 
-class Faults(Block):
+class FaultsBlock(Block):
     rate: float = Field(ge=0, le=1)
     seed: int
 
 
-class LLM(Block):
+class LLMBlock(Block):
     provider: Literal["embedded", "openai"]
     base_url: str | None
     model: str | None
@@ -64,27 +64,27 @@ class LLM(Block):
     cache_mode: Literal["off", "read_write", "replay"]
     cache_dir: str
     task_wording: Literal["related_work", "news_summary"]
-    embedded: Embedded
-    faults: Faults
+    embedded: EmbeddedBlock
+    faults: FaultsBlock
 
 
-class Demo(Block):
+class DemoBlock(Block):
     target_index: int = Field(ge=0)
     output_dir: str
 
 
-class Human(Block):
+class HumanBlock(Block):
     pairs: int | None = Field(ge=1)  # papers of the evaluation split in the packets (drawn at random); null: all
     seed: int
 
 
-class Notebooks(Block):
+class NotebooksBlock(Block):
     figures_dir: str
     llm_cache_dir: str
     out_dir: str
 
 
-class Data(Block):
+class DataBlock(Block):
     source: Literal["sample", "local", "hub"]
     split: str
     limit: int | None
@@ -95,21 +95,21 @@ class Data(Block):
     pubmed_path: str | None
     target_ids: list[str] | None = None
 
-class Split(Block):
+class SplitBlock(Block):
     train_fraction: float = Field(ge=0, le=1)
     eval_fraction: float = Field(ge=0, le=1)
     seed: int
 
 
-class Graph(Block):
+class GraphBlock(Block):
     min_connections: int = Field(ge=0)
 
 
-class Features(Block):
+class FeaturesBlock(Block):
     cache_dir: str | None
 
 
-class Reward(Block):
+class RewardBlock(Block):
     draft: float
     local: float
     glob: float
@@ -118,13 +118,13 @@ class Reward(Block):
     alpha: float = Field(ge=0, le=1)
 
 
-class Caps(Block):
+class CapsBlock(Block):
     local_notes: int = PositiveInt
     global_notes: int = PositiveInt
     feedback: int = PositiveInt
 
 
-class Env(Block):
+class EnvBlock(Block):
     n_agents: int = PositiveInt
     horizon: int = PositiveInt
     relevance: Literal["tfidf", "embedding"]
@@ -132,21 +132,21 @@ class Env(Block):
     compose_min_sources: int = PositiveInt
     revision_guard: bool  # a revision that loses a cited work or adds a repeated sentence is rejected
     round_masks: bool  # Compose for as many agents as there is material for, Critique for one agent a round
-    reward: Reward
-    caps: Caps
+    reward: RewardBlock
+    caps: CapsBlock
     masked_features: list[str]  # feature names or group names, observed as 0 (ablations)
     disabled_actions: list[Literal[ACTION_NAMES]]  # removed from the action space (always masked)
 
 
-class ActionTokens(Block):
+class ActionTokensBlock(Block):
     retrieve: int = PositiveInt
     disseminate: int = PositiveInt
     compose: int = PositiveInt
     critique: int = PositiveInt
 
 
-class Executor(Block):
-    max_tokens: ActionTokens
+class ExecutorBlock(Block):
+    max_tokens: ActionTokensBlock
     max_notes: int = PositiveInt
     context_tokens: int | None = Field(ge=256)  # an action's prompt + answer budget (paper D.1: 6,144)
     compose_sources: int = PositiveInt
@@ -158,14 +158,14 @@ class Executor(Block):
     check_notes: bool
 
 
-class Output(Block):
+class OutputBlock(Block):
     duplicate_threshold: float = Field(gt=0, le=1)
     sentence_threshold: float = Field(gt=0, le=1)
     support_threshold: float = Field(ge=0, le=1)
     repairs: list[Literal[REPAIRS]]  # type: ignore[valid-type]
 
 
-class IPPO(Block):
+class IPPOBlock(Block):
     hidden: int = PositiveInt
     learning_rate: float = Field(gt=0)
     adam_eps: float = Field(gt=0)
@@ -186,14 +186,14 @@ class IPPO(Block):
     torch_threads: int = PositiveInt
 
 
-class Training(Block):
+class TrainingBlock(Block):
     executor: Literal["surrogate", "llm"]
     rollout_workers: int = PositiveInt
     out_dir: str
     shipped_checkpoint: str
 
 
-class Eval(Block):
+class EvalBlock(Block):
     judges: list[dict | None]  # None = the run's own llm; a dict overrides the llm block
     judge_retries: int = Field(ge=0)
     soft_recall_threshold: float
@@ -207,7 +207,7 @@ class Eval(Block):
     workers: int = PositiveInt
 
 
-class Instrument(Block):
+class InstrumentBlock(Block):
     papers: list[Literal["all", "evaluation", "holdout"]] = Field(min_length=1)  # each set measured apart
     absolute_papers: Literal["all", "evaluation"]
     damages: list[str] = Field(min_length=1)
@@ -219,7 +219,7 @@ class Instrument(Block):
     max_tokens: int = PositiveInt
 
 
-class Crew(Block):
+class CrewBlock(Block):
     rounds: int | Literal["auto"] = Field(union_mode="left_to_right")  # auto: enough rounds to read the pool
     max_rounds: int = PositiveInt  # the cap of rounds: auto
     greedy: bool
@@ -240,33 +240,33 @@ class OrchestratorBlock(Block):
     constrain: bool  # the answer's schema allows each agent only its allowed actions this round
 
 
-class Rounds(Block):
+class RoundsBlock(Block):
     rounds: int = PositiveInt
 
 
-class NaiveOrchestrator(Block):
+class NaiveOrchestratorBlock(Block):
     max_steps: int = Field(ge=0)
     plan_max_tokens: int = PositiveInt
     agent_max_tokens: int = PositiveInt
 
 
-class SRW(Block):
+class SRWBlock(Block):
     rounds: int = PositiveInt
     memory_tokens: int = PositiveInt
     read_max_tokens: int = PositiveInt
 
 
-class LongContext(Block):
+class LongContextBlock(Block):
     context_tokens: int | None = Field(ge=256)
 
 
-class RAG(Block):
+class RAGBlock(Block):
     chunk_words: int = PositiveInt
     top_k: int = PositiveInt
     max_chunks_per_reference: int = PositiveInt
 
 
-class Primera(Block):
+class PrimeraBlock(Block):
     model: str
     max_input_tokens: int = PositiveInt
     max_output_tokens: int = PositiveInt
@@ -274,7 +274,7 @@ class Primera(Block):
     device: str | None
 
 
-class MARWGMaxTokens(Block):
+class MARWGMaxTokensBlock(Block):
     summary: int = PositiveInt
     outline: int = PositiveInt
     draft: int = PositiveInt
@@ -284,7 +284,7 @@ class MARWGMaxTokens(Block):
     correction: int = PositiveInt
 
 
-class MARWG(Block):
+class MARWGBlock(Block):
     budget: int = PositiveInt  # B only when the example has no gold citations in its pool
     lambda_: float = Field(ge=0, le=1, alias="lambda")  # λ: 0 = pure relevance (the paper's main setting)
     pages: int = PositiveInt  # D: top pages per selected paper
@@ -303,53 +303,53 @@ class MARWG(Block):
     min_paragraph_words: int = PositiveInt
     target_chars: int = PositiveInt
     evidence_chars: int = PositiveInt
-    max_tokens: MARWGMaxTokens
+    max_tokens: MARWGMaxTokensBlock
     taxonomy: bool  # component switches (MA-RWG Table 2 ablation)
     feedback: bool
     fact_check: bool
     summarisation: bool
 
     @pydantic.model_validator(mode="after")
-    def _topic_range(self) -> MARWG:
+    def _topic_range(self) -> MARWGBlock:
         if self.min_topics > self.max_topics:
             raise ValueError(f"min_topics ({self.min_topics}) exceeds max_topics ({self.max_topics})")
         return self
 
 
-class Baselines(Block):
+class BaselinesBlock(Block):
     max_tokens: int = PositiveInt
-    crew: Crew
+    crew: CrewBlock
     orchestrator: OrchestratorBlock
-    extractive: Rounds
-    naive_orchestrator: NaiveOrchestrator
-    srw: SRW
-    long_context: LongContext
-    rag: RAG
-    primera: Primera
-    marwg: MARWG
+    extractive: RoundsBlock
+    naive_orchestrator: NaiveOrchestratorBlock
+    srw: SRWBlock
+    long_context: LongContextBlock
+    rag: RAGBlock
+    primera: PrimeraBlock
+    marwg: MARWGBlock
 
 
-class Experiments(Block):
+class ExperimentsBlock(Block):
     backend: Literal["local", "ray"]
     ray_address: str | None
-    ray_num_cpus: int | None = Field(default=None, ge=1)
+    ray_num_cpus: int | None = Field(ge=1)
     ray_task_cpus: float = Field(gt=0)
     metrics: list[str] = Field(min_length=1)
 
 
-class FailureRun(Block):
+class FailureRunBlock(Block):
     rate: float = Field(ge=0, lt=1)  # share of calls failed by the injector (the paper: 5%)
     seed: int
     systems: list[str] = Field(min_length=1)
 
 
-class AblationsLLM(Block):
+class AblationsLLMBlock(Block):
     checkpoints: str  # folder of the variants' shipped first-seed controllers
     agents: list[int] = Field(min_length=1)
     out_dir: str
 
 
-class AblationsMARWG(Block):
+class AblationsMARWGBlock(Block):
     variants: dict[str, dict]  # variant name → overrides of baselines.marwg (validated when applied)
     metrics: list[str] = Field(min_length=1)
     out_dir: str
@@ -361,17 +361,17 @@ class AblationsBlock(Block):
     eval_episodes: int = PositiveInt
     agents: list[int] = Field(min_length=1)
     out_dir: str
-    failures: FailureRun
-    llm: AblationsLLM
-    marwg: AblationsMARWG
+    failures: FailureRunBlock
+    llm: AblationsLLMBlock
+    marwg: AblationsMARWGBlock
 
 
-class Backbone(Block):
+class BackboneBlock(Block):
     name: str
     llm: dict  # overrides of the llm block (validated when applied)
 
 
-class LLMTraining(Block):
+class LLMTrainingBlock(Block):
     backbone: str  # a transfer.backbones name: the executor's LLM while training
     updates: int = PositiveInt
     rounds: int = PositiveInt
@@ -379,8 +379,8 @@ class LLMTraining(Block):
 
 
 class TransferBlock(Block):
-    backbones: list[Backbone] = Field(min_length=1)
-    llm_training: LLMTraining
+    backbones: list[BackboneBlock] = Field(min_length=1)
+    llm_training: LLMTrainingBlock
     systems: list[str] = Field(min_length=1)
     out_dir: str
 
@@ -393,14 +393,14 @@ class MultiNewsBlock(Block):
     out_dir: str
 
 
-class SQ2EHera(Block):
+class SQ2EHeraBlock(Block):
     segment_words: int = PositiveInt
     segments_per_topic: int = PositiveInt
     max_topics: int = PositiveInt
     group_words: int = PositiveInt
 
 
-class SQ2EFact(Block):
+class SQ2EFactBlock(Block):
     method: Literal["auto", "factcc", "llm"]
     factcc_path: str | None
     max_sentences: int = PositiveInt
@@ -408,7 +408,7 @@ class SQ2EFact(Block):
     max_tokens: int = PositiveInt
 
 
-class SQ2EMaxTokens(Block):
+class SQ2EMaxTokensBlock(Block):
     section: int = PositiveInt
     summary: int = PositiveInt
     plan: int = PositiveInt
@@ -416,8 +416,8 @@ class SQ2EMaxTokens(Block):
     verdict: int = PositiveInt
 
 
-class SQ2EDG(Block):
-    context_tokens: int | None = Field(default=None, ge=1)
+class SQ2EDGBlock(Block):
+    context_tokens: int | None = Field(ge=1)
 
 
 class SQ2EBlock(Block):
@@ -435,10 +435,10 @@ class SQ2EBlock(Block):
     editor_questions: int = Field(ge=0, le=4)
     rounds: int = PositiveInt
     seed: int
-    dg: SQ2EDG
-    hera: SQ2EHera
-    max_tokens: SQ2EMaxTokens
-    fact: SQ2EFact
+    dg: SQ2EDGBlock
+    hera: SQ2EHeraBlock
+    max_tokens: SQ2EMaxTokensBlock
+    fact: SQ2EFactBlock
 
     @pydantic.model_validator(mode="after")
     def _initial_within_summary(self) -> SQ2EBlock:
@@ -449,27 +449,27 @@ class SQ2EBlock(Block):
 
 
 class Params(Block):
-    llm: LLM
-    demo: Demo
-    notebooks: Notebooks
-    human: Human
-    data: Data
-    split: Split
-    graph: Graph
-    features: Features
-    env: Env
-    executor: Executor
-    output: Output
-    ippo: IPPO
-    training: Training
-    eval: Eval
-    instrument: Instrument
-    experiments: Experiments
+    llm: LLMBlock
+    demo: DemoBlock
+    notebooks: NotebooksBlock
+    human: HumanBlock
+    data: DataBlock
+    split: SplitBlock
+    graph: GraphBlock
+    features: FeaturesBlock
+    env: EnvBlock
+    executor: ExecutorBlock
+    output: OutputBlock
+    ippo: IPPOBlock
+    training: TrainingBlock
+    eval: EvalBlock
+    instrument: InstrumentBlock
+    experiments: ExperimentsBlock
     ablations: AblationsBlock
     transfer: TransferBlock
     multinews: MultiNewsBlock
     sq2e: SQ2EBlock
-    baselines: Baselines
+    baselines: BaselinesBlock
 
 
 def validation_messages(error: pydantic.ValidationError, shown_missing: int = 3) -> list[str]:

@@ -35,7 +35,7 @@ from crewlib.text import sentences
 
 @dataclass(frozen=True)
 class MARWGSettings:
-    """The ``baselines.marwg`` params block (values: params/quick.yaml; constraints: crewlib.schema.MARWG)."""
+    """The ``baselines.marwg`` params block (values: params/quick.yaml; constraints: crewlib.schema.MARWGBlock)."""
 
     budget: int  # B for an example without gold citations in its pool
     lambda_: float  # λ ("lambda" in params): 0 = pure relevance, 1 = pure diversity
@@ -64,8 +64,7 @@ class MARWGSettings:
     @classmethod
     def from_settings(cls, settings: Mapping) -> MARWGSettings:
         """Validate ``settings`` against the params schema (one place for the constraints) and read every key."""
-        from crewlib.schema import MARWG as MARWGBlock
-        from crewlib.schema import validation_messages
+        from crewlib.schema import MARWGBlock, validation_messages
 
         try:
             block = MARWGBlock.model_validate(dict(settings)).model_dump()
