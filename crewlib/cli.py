@@ -14,10 +14,18 @@ import os
 import sys
 
 
+class _OneLineErrors(argparse.ArgumentParser):
+    """An argument error is one line on stderr (exit 2), not the usage block: ``--help`` shows the usage."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the project's models and data are local
-    parser = argparse.ArgumentParser(prog="crew", description="CREW: multi-agent related-work writing.")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser = _OneLineErrors(prog="crew", description="CREW: multi-agent related-work writing.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                     parser_class=_OneLineErrors)
     from crewlib.write import command
 
     write_parser = commands.add_parser(

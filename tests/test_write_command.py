@@ -135,7 +135,9 @@ def test_a_key_given_as_the_variable_name_is_refused_without_echoing_it(tmp_path
 def test_rounds_that_are_not_a_positive_number_are_an_argument_error(capsys, value):
     with pytest.raises(SystemExit) as exited:
         main([*ARGS, "--rounds", value])
-    assert exited.value.code == 2 and "--rounds needs a whole number >= 1" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and "--rounds needs a whole number >= 1" in err
+    assert len(err.strip().splitlines()) == 1 and "usage:" not in err  # one line, not the usage block
 
 
 def test_the_output_folder_is_checked_first_and_a_previous_run_is_never_mixed_in(tmp_path, capsys):
