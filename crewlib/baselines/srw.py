@@ -81,6 +81,13 @@ class SRW(_OnePrompt):
                                        prompt_version=prompts.PROMPT_VERSION)
         return result.parsed
 
+    on_round = None  # optional callable(t) after each reading round (crew write's progress bar)
+
+    def rounds_for(self, task: Task) -> int:
+        """The reading rounds on ``task``: ``rounds`` papers read one by one, at most the pool (the progress bar's
+        length; the writing call follows them)."""
+        return len(reading_order(task, int(self.settings["rounds"])))
+
     def _generate(self, example: RWGExample, task: Task) -> Generation:
         order = reading_order(task, int(self.settings["rounds"]))
         memory = WorkingMemory(notes=[])
@@ -99,6 +106,8 @@ class SRW(_OnePrompt):
             if dropped:
                 generation.fallbacks["memory notes dropped at the cap"] += dropped
             sizes.append(approx_tokens(memory.model_dump_json()))
+            if self.on_round is not None:
+                self.on_round(len(sizes))
         titles = dict(zip(task.keys, (r.title for r in task.references), strict=True))
         read_list = "\n".join(f"[{k}] {titles[k]}" for k in order)
         notes = "\n".join(f"- [{n.key}] {n.note}" for n in memory.notes)
