@@ -42,7 +42,10 @@ def auto_rounds(task: Task, agents: int, cap: int) -> int:
     return max(1, min(cap, math.ceil(2.5 * readable / agents) + 1))
 
 
-class _EnvSystem(System):
+class EnvSystem(System):
+    """A system that plays CREW's environment: the workspace, the four actions and an executor; a subclass says who
+    chooses the actions (:meth:`policy`) and, optionally, which executor carries them out (:meth:`executor`)."""
+
     on_round = None  # optional callable(t) after each round (crew write's progress bar)
 
     @property
@@ -96,7 +99,7 @@ class _EnvSystem(System):
                           fallbacks=fallbacks, notes=notes)
 
 
-class Crew(_EnvSystem):
+class Crew(EnvSystem):
     name = "crew"
 
     def policy(self, env: CrewEnv):
@@ -108,7 +111,7 @@ class Crew(_EnvSystem):
             raise SystemUnavailableError(f"CREW needs a trained controller: {exc}") from exc
 
 
-class Extractive(_EnvSystem):
+class Extractive(EnvSystem):
     name = "extractive"
     uses_llm = False
 
@@ -220,7 +223,7 @@ class OrchestratorPolicy:
         return actions
 
 
-class Orchestrator(_EnvSystem):
+class Orchestrator(EnvSystem):
     name = "orchestrator"
 
     def policy(self, env: CrewEnv):
