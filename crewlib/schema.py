@@ -61,6 +61,7 @@ class LLMBlock(Block):
     json_mode: bool
     structured_output: Literal["json_schema", "json_object"]
     reask_cut: bool
+    reasks: int = Field(ge=0)
     cache_mode: Literal["off", "read_write", "replay"]
     cache_dir: str
     task_wording: Literal["related_work", "news_summary"]

@@ -113,6 +113,18 @@ def test_chat_json_gives_a_typed_error_after_the_reask(make_client, scripted_ser
     assert len(scripted_server.requests) == 2
 
 
+@pytest.mark.parametrize(("reasks", "calls", "how"), [(0, 1, "without a re-ask"), (2, 3, "after 2 re-asks")])
+def test_the_number_of_reasks_is_a_setting(make_client, scripted_server, reasks, calls, how):
+    scripted_server.default = Step(200, "no json here")
+    client = make_client(scripted_server, reasks=reasks)
+    with pytest.raises(OutputValidationError, match=how):
+        client.chat_json(HELLO, Verdict)
+    assert len(scripted_server.requests) == calls
+    if reasks == 2:  # each re-ask carries the whole exchange so far
+        assert len(scripted_server.requests[2]["messages"]) == len(scripted_server.requests[0]["messages"]) + 4
+    assert [r.reask for r in client.ledger.records] == ["", *["invalid"] * reasks]
+
+
 def test_ledger_totals_and_cache_hits_cost_nothing(make_client, scripted_server, tmp_path):
     client = make_client(scripted_server)
     client.chat(HELLO, caller=Caller("crew", "compose", 0))

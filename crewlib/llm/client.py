@@ -445,10 +445,10 @@ class LLMClient:
     def chat_json(self, messages: Sequence[dict[str, str]], schema: type[T], *, caller: Caller | None = None,
                   temperature: float | None = None, max_tokens: int | None = None,
                   sample_index: int = 0, prompt_version: str = "", describe_schema: bool = True) -> ChatResult:
-        """Ask for a JSON object valid for ``schema``; re-ask once with the validation error.
+        """Ask for a JSON object valid for ``schema``; re-ask ``llm.reasks`` times (1) with what was wrong.
 
         Returns a :class:`ChatResult` whose ``parsed`` is the schema instance. Raises
-        :class:`OutputValidationError` when the re-asked answer is still invalid; callers turn
+        :class:`OutputValidationError` when the last re-asked answer is still invalid; callers turn
         that into a counted fallback.
         """
         msgs = [dict(m) for m in messages]
@@ -456,30 +456,35 @@ class LLMClient:
             msgs[-1]["content"] = f"{msgs[-1]['content']}\n\n{schema_instruction(schema)}"
         opts = dict(caller=caller, temperature=temperature, max_tokens=max_tokens, json_mode=True,
                     sample_index=sample_index, prompt_version=prompt_version, schema=schema)
-        first = self.chat(msgs, **opts)
-        try:
-            return ChatResult(first.content, first.record, parse_json_answer(first.content, schema),
-                              first.finish_reason)
-        except JSONAnswerError as exc:
-            problem = str(exc)
-        cut = first.finish_reason == "length" and self.config.reask_cut
-        if cut:  # most invalid answers of a small model are cut ones: ask for less, not for a correction
-            limit = max_tokens or self.config.max_tokens
-            again = (f"That answer was cut off at the length limit ({limit} tokens) before the JSON object was "
-                     "complete. Reply again with the complete JSON object, with shorter texts (about half as long).")
+        answer = self.chat(msgs, **opts)
+        conversation, first_cut = msgs, None
+        for _ in range(self.config.reasks + 1):
+            try:
+                return ChatResult(answer.content, answer.record, parse_json_answer(answer.content, schema),
+                                  answer.finish_reason)
+            except JSONAnswerError as exc:
+                problem = exc
+            if len(conversation) - len(msgs) >= 2 * self.config.reasks:
+                break  # every re-ask spent
+            cut = answer.finish_reason == "length" and self.config.reask_cut
+            first_cut = cut if first_cut is None else first_cut
+            if cut:  # most invalid answers of a small model are cut ones: ask for less, not for a correction
+                limit = max_tokens or self.config.max_tokens
+                again = (f"That answer was cut off at the length limit ({limit} tokens) before the JSON object was "
+                         "complete. Reply again with the complete JSON object, with shorter texts "
+                         "(about half as long).")
+            else:
+                again = f"That answer was not usable: {problem}. Reply again with only the corrected JSON object."
+            conversation = conversation + [{"role": "assistant", "content": answer.content},
+                                           {"role": "user", "content": again}]
+            answer = self.chat(conversation, **opts, reask="cut" if cut else "invalid")
+        reasks = (len(conversation) - len(msgs)) // 2
+        if first_cut and answer.finish_reason == "length":
+            how = "cut at the token limit twice" if reasks == 1 else f"cut at the token limit {reasks + 1} times"
         else:
-            again = f"That answer was not usable: {problem}. Reply again with only the corrected JSON object."
-        retry_msgs = msgs + [{"role": "assistant", "content": first.content}, {"role": "user", "content": again}]
-        second = self.chat(retry_msgs, **opts, reask="cut" if cut else "invalid")
-        try:
-            return ChatResult(second.content, second.record, parse_json_answer(second.content, schema),
-                              second.finish_reason)
-        except JSONAnswerError as exc:
-            how = "cut at the token limit twice" if cut and second.finish_reason == "length" else "after one re-ask"
-            raise OutputValidationError(
-                f"{self.model} gave no valid {schema.__name__} JSON {how}: {exc}",
-                raw=second.content, validation_error=str(exc),
-            ) from exc
+            how = {0: "without a re-ask", 1: "after one re-ask"}.get(reasks, f"after {reasks} re-asks")
+        raise OutputValidationError(f"{self.model} gave no valid {schema.__name__} JSON {how}: {problem}",
+                                    raw=answer.content, validation_error=str(problem)) from problem
 
     # ------------------------------------------------------------------ batches
     def run(self, request: ChatRequest) -> ChatResult:

@@ -94,6 +94,7 @@ class LLMConfig:
     json_mode: bool = from_quick("llm.json_mode")
     structured_output: str = from_quick("llm.structured_output")  # json_schema | json_object
     reask_cut: bool = from_quick("llm.reask_cut")  # an answer cut at max_tokens is re-asked for a shorter one
+    reasks: int = from_quick("llm.reasks")  # re-asks of an invalid or cut JSON answer before it is a fallback
     cache_mode: CacheMode = from_quick("llm.cache_mode")
     cache_dir: str = from_quick("llm.cache_dir")
     task_wording: str = from_quick("llm.task_wording")  # a key of crewlib.prompts.WORDINGS: the task prompts describe
