@@ -14,14 +14,13 @@ from __future__ import annotations
 import argparse
 import os
 
-import numpy as np
 import pandas as pd
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from crewlib.config import PROJECT_ROOT  # noqa: E402
 from crewlib.data.loaders import load_oarelatedwork  # noqa: E402
-from crewlib.write.library import _scaled, bm25_scores, embedding_scores  # noqa: E402
+from crewlib.write.library import relevance_scores  # noqa: E402
 
 
 def main() -> None:
@@ -40,10 +39,9 @@ def main() -> None:
     rows = []
     for paper in papers:
         query = f"{paper.title}. {paper.abstract}"
-        lexical = _scaled(bm25_scores(query, texts))
-        semantic = _scaled(np.clip(embedding_scores(query, texts), 0.0, None))
+        combined, lexical, semantic = relevance_scores(query, texts)
         own = {r.id for r in paper.references}
-        for name, score in (("combined", 0.5 * lexical + 0.5 * semantic), ("bm25", lexical), ("minilm", semantic)):
+        for name, score in (("combined", combined), ("bm25", lexical), ("minilm", semantic)):
             order = [refs[i].id for i in sorted(range(len(refs)), key=lambda i: (-score[i], i))]
             rows.append({"paper": paper.target_id, "references": len(own), "score": name,
                          **{f"recall@{k}": len(own & set(order[:k])) / len(own) for k in args.k}})

@@ -57,7 +57,7 @@ class Reference:
         return f"{self.title}. {self.abstract}"
 
 
-_MATH = re.compile(r"(\$[^$]+\$)")
+MATH_SPAN = re.compile(r"(\$[^$]+\$)")  # inline LaTeX math, kept as written; a split keeps it as odd items
 
 
 def clean_field(value: object) -> str:
@@ -65,7 +65,7 @@ def clean_field(value: object) -> str:
     written), whitespace collapsed ("" for None)."""
     if value is None:
         return ""
-    parts = _MATH.split(str(value))  # odd items are math
+    parts = MATH_SPAN.split(str(value))  # odd items are math
     return " ".join("".join(p if i % 2 else p.replace("{", "").replace("}", "") for i, p in enumerate(parts)).split())
 
 

@@ -458,13 +458,13 @@ class LLMClient:
                     sample_index=sample_index, prompt_version=prompt_version, schema=schema)
         answer = self.chat(msgs, **opts)
         conversation, first_cut = msgs, None
-        for _ in range(self.config.reasks + 1):
+        for reasks in range(self.config.reasks + 1):  # reasks: the re-asks made so far
             try:
                 return ChatResult(answer.content, answer.record, parse_json_answer(answer.content, schema),
                                   answer.finish_reason)
             except JSONAnswerError as exc:
                 problem = exc
-            if len(conversation) - len(msgs) >= 2 * self.config.reasks:
+            if reasks == self.config.reasks:
                 break  # every re-ask spent
             cut = answer.finish_reason == "length" and self.config.reask_cut
             first_cut = cut if first_cut is None else first_cut
@@ -478,7 +478,6 @@ class LLMClient:
             conversation = conversation + [{"role": "assistant", "content": answer.content},
                                            {"role": "user", "content": again}]
             answer = self.chat(conversation, **opts, reask="cut" if cut else "invalid")
-        reasks = (len(conversation) - len(msgs)) // 2
         if first_cut and answer.finish_reason == "length":
             how = "cut at the token limit twice" if reasks == 1 else f"cut at the token limit {reasks + 1} times"
         else:

@@ -100,7 +100,7 @@ def check_llm_arguments(args: argparse.Namespace) -> dict:
         if value is not None and not endpoint:
             raise ArgumentError(f"{name} needs --base-url (or CREW_LLM_BASE_URL): without an endpoint the embedded "
                                 "model runs and would ignore it")
-    if args.api_key_env is not None and args.api_key_env and not _VARIABLE.match(args.api_key_env):
+    if args.api_key_env and not _VARIABLE.match(args.api_key_env):
         raise ArgumentError("--api-key-env takes the NAME of the environment variable that holds the key (letters, "
                             "digits and _), not the key itself; the value given is not shown")
     return {k: v for k, v in (("provider", "openai" if args.base_url else None), ("base_url", args.base_url),

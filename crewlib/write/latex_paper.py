@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from crewlib.data.records import MATH_SPAN
 from crewlib.write.reference_files import ReferenceFileError, read_text_file
 
 _INPUT = re.compile(r"\\(?:input|include)\s*\{([^}]+)\}")
@@ -23,7 +24,6 @@ _DROPPED = re.compile(r"~?\\(?:cite[a-zA-Z]*|citep|citet|ref|eqref|autoref|cref|
 _REF_PHRASE = re.compile(r"(?:\b(?:Sections?|Sec\.|Figures?|Fig\.|Tables?|Appendix|Eq\.|Equation)\s*~?\s*)"
                          r"\\(?:ref|eqref|autoref|cref|Cref)\{[^}]*\}")
 _EMPTY_PARENS = re.compile(r"\s*\(\s*\)")
-_MATH = re.compile(r"(\$[^$]+\$)")
 
 
 class LatexPaperError(ReferenceFileError):
@@ -67,7 +67,7 @@ def latex_to_text(latex: str) -> str:
     from pylatexenc.latex2text import LatexNodes2Text
 
     converter = LatexNodes2Text(math_mode="verbatim")
-    parts = _MATH.split(_DROPPED.sub("", _REF_PHRASE.sub("", latex)))
+    parts = MATH_SPAN.split(_DROPPED.sub("", _REF_PHRASE.sub("", latex)))
     text = "".join(p if i % 2 else converter.latex_to_text(p) for i, p in enumerate(parts))
     return " ".join(_EMPTY_PARENS.sub("", text).split())
 

@@ -74,13 +74,19 @@ def select_references(query: str, references: Sequence[Reference], k: int, *,
     """The ``k`` references most relevant to ``query`` (module docstring), best first."""
     if k < 1:
         raise ValueError(f"--select needs a number of references >= 1, not {k}")
-    texts = [r.text for r in references]
-    lexical = _scaled(bm25_scores(query, texts))
-    semantic = _scaled(np.clip(embedding_scores(query, texts, progress=progress), 0.0, None))
-    combined = 0.5 * lexical + 0.5 * semantic
+    combined, lexical, semantic = relevance_scores(query, [r.text for r in references], progress=progress)
     order = sorted(range(len(references)), key=lambda i: (-combined[i], i))[:k]
     return [Selected(references[i], round(float(combined[i]), 4), round(float(lexical[i]), 4),
                      round(float(semantic[i]), 4)) for i in order]
+
+
+def relevance_scores(query: str, texts: Sequence[str], *,
+                     progress: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(combined, BM25, MiniLM) scores of each text for ``query``, each half scaled to [0, 1] by its maximum and the
+    combined score their equal-weight mean (module docstring)."""
+    lexical = _scaled(bm25_scores(query, texts))
+    semantic = _scaled(np.clip(embedding_scores(query, texts, progress=progress), 0.0, None))
+    return 0.5 * lexical + 0.5 * semantic, lexical, semantic
 
 
 def _scaled(scores: np.ndarray) -> np.ndarray:
