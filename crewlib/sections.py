@@ -38,7 +38,10 @@ section as the checks above leave it, the setting the notebooks' shipped answers
   (overlap ≥ ``sentence_threshold``) is removed;
 - ``markers`` — a run of adjacent citations naming a key twice becomes one (``[R7] [R5] [R7]`` → ``[R7, R5]``);
 - ``truncated`` — a cut last sentence is removed from every paragraph, not only the section's last (each
-  paragraph of a CREW draft is one answer, each of which can be cut).
+  paragraph of a CREW draft is one answer, each of which can be cut);
+- ``dangling`` — a sentence that, its citations left out, ends on a word that needs an object ("The model
+  performs well on [R3].": the citation stands where its dataset should be) is removed; the phrases that take a
+  work as their object ("based on", "proposed by", "introduced in", "such as", "see" ...) stay.
 
 A paragraph left with no citation at all (only topic sentences) is removed too, counted.
 """
@@ -111,6 +114,12 @@ def merge_marker_runs(text: str) -> tuple[str, int]:
     return _MARKER_RUN.sub(merge, text), removed
 _KEYS = re.compile(r"\[R\d+(?:\s*[,;]\s*R\d+)*\]")
 _STRAY_STOPS = re.compile(r"([.!?])(?:[ \t]+\.)+(?=\s|$)")  # "[R2]. . The" → "[R2]. The"
+_DANGLING_END = re.compile(
+    r"\b(?:on|for|with|at|about|into|onto|via|the|a|an|and|or|but|nor|its|their|his|her|this|these|those|that|"
+    r"which|whose|such|very|more|most|both|each|every)$", re.IGNORECASE)
+_CITING_END = re.compile(  # the phrases that take a cited work as their object
+    r"\b(?:(?:based|builds?|built|rel(?:y|ies|ied)|draws?|drawn|follows?|expands?|extends?|improves?|improved)\s+on"
+    r"|(?:compared|contrasted|together|along)\s+with|(?:such|well)\s+as)$", re.IGNORECASE)
 _CLOSED = re.compile(r"[.!?][\"')\]]*$|\][.!?]?$")
 COPY_THRESHOLD = 0.6  # share of a first-person sentence's content words found in one cited abstract
 TARGET_THRESHOLD = 0.7  # share of a sentence's content words found in the target's abstract
@@ -242,6 +251,12 @@ def is_truncated(text: str) -> bool:
     return bool(stripped) and not _CLOSED.search(stripped)
 
 
+def is_dangling(sentence: str) -> bool:
+    """Its citations left out, the sentence ends on a word that needs an object: the citation took its place."""
+    bare = re.sub(r"[\s.!?;:,\"')\]]+$", "", strip_markers(_unquoted(sentence))).rstrip()
+    return bool(_DANGLING_END.search(bare)) and not _CITING_END.search(bare)
+
+
 def evidence(task: Task, notes: Mapping[str, str] | None = None) -> dict[str, str]:
     """Key → what a sentence citing that work may rest on: its title, abstract and full-text sections, and the
     notes a team took on it (``notes``: key → text). A work known by its title only: its title alone."""
@@ -301,6 +316,7 @@ class SectionReport:
     unsupported_removed: int = 0  # a cited sentence no work supports
     repeated_sentences: int = 0
     uncited_paragraphs: int = 0  # a paragraph left without any citation, removed
+    dangling_removed: int = 0  # a sentence whose citation stands where its object should be
 
     @property
     def repairs(self) -> int:
@@ -325,6 +341,9 @@ def _repair_sentence(sent: str, task: Task, checks: OutputChecks, sources: Mappi
         return None
     if is_meta(sent):
         report.meta_sentences += 1
+        return None
+    if checks.on("dangling") and is_dangling(sent):
+        report.dangling_removed += 1
         return None
     if checks.on("target") and _ABOUT_TARGET.search(sent):
         report.target_descriptions += 1
@@ -432,6 +451,7 @@ def count_faults(text: str, sources: Mapping[str, str], checks: OutputChecks) ->
         "uncited_claims": sum(not find_citation_keys(s) and makes_claim(s) for s in sents),
         "unsupported": sum(v < checks.support_threshold for v in supports),
         "title_notes": sum(bool(_TITLE_NOTE.search(s)) for s in sents),
+        "dangling": sum(is_dangling(s) for s in sents),
     }
 
 

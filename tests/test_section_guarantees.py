@@ -10,7 +10,15 @@ import pytest
 
 from crewlib.config import load_params
 from crewlib.data.records import Reference, RWGExample
-from crewlib.sections import OutputChecks, finish_section, is_first_person, paragraphs, section_faults, third_person
+from crewlib.sections import (
+    OutputChecks,
+    finish_section,
+    is_dangling,
+    is_first_person,
+    paragraphs,
+    section_faults,
+    third_person,
+)
 from crewlib.tasks import build_tasks
 from crewlib.text import sentences
 
@@ -171,9 +179,28 @@ def test_the_target_described_as_related_work_is_removed(task):
     assert report.target_descriptions + report.uncited_removed == 1
 
 
+def test_a_citation_standing_where_its_object_should_be_is_removed(task):
+    """`crew write` (live, 1.5B) ended a paragraph with "The model performs well on \\cite{xiao2022primera}.": the
+    sentence was cut before its dataset and the citation took the dataset's place."""
+    g, b = key(task, "gpt2"), key(task, "bert")
+    text = (f"GPT-2 is a 1.5B parameter Transformer trained on WebText [{g}]. The model performs well on [{g}]. "
+            f"BERT pretrains deep bidirectional representations [{b}]. "
+            f"The pre-trained BERT model is fine-tuned with just one additional output layer, as shown in [{b}]. "
+            f"A pretrained encoder is fine-tuned with the [{b}].")
+    clean, report = finish_section(text, task, CHECKS)
+    assert "performs well on" not in clean and "fine-tuned with the" not in clean
+    assert "as shown in" in clean  # a phrase that takes a work as its object stays
+    assert not any(is_dangling(f"This approach {verb} [{b}].") for verb in (
+        "is based on", "builds on", "was proposed by", "is compared with", "uses methods such as", "follows"))
+    assert report.dangling_removed == 2
+    assert section_faults(text, task, CHECKS)["dangling"] == 2
+    assert_no_fault(clean, task)
+
+
 def test_random_sections_built_with_every_fault_come_out_without_any(task):
     """Property: sentences taken from the abstracts (cited, uncited, misattributed, in the first person, repeated,
-    notes pasted) in random order; whatever the mix, the finished section has none of the faults."""
+    notes pasted, cut before a citation) in random order; whatever the mix, the finished section has none of the
+    faults."""
     with_abstract = [r for r in task.references if r.abstract]
     rng = random.Random(0)
     for trial in range(60):
@@ -181,7 +208,7 @@ def test_random_sections_built_with_every_fault_come_out_without_any(task):
         for _ in range(rng.randint(3, 9)):
             ref = rng.choice(with_abstract)
             sent = rng.choice(sentences(ref.abstract)).rstrip(".")
-            fault = rng.choice(["cited", "uncited", "wrong", "repeat", "note", "plain"])
+            fault = rng.choice(["cited", "uncited", "wrong", "repeat", "note", "plain", "dangling"])
             if fault == "cited" or fault == "repeat":
                 parts.append(f"{sent} [{key(task, ref.id)}].")
                 if fault == "repeat":
@@ -189,6 +216,8 @@ def test_random_sections_built_with_every_fault_come_out_without_any(task):
             elif fault == "wrong":
                 other = rng.choice([r for r in with_abstract if r is not ref])
                 parts.append(f"{sent} [{key(task, other.id)}].")
+            elif fault == "dangling":
+                parts.append(f"{' '.join(sent.split()[:5])} on [{key(task, ref.id)}].")
             elif fault == "note":
                 parts.append(f"{rng.choice(task.references).title} (known by its title only) [{key(task, 'hate')}].")
             else:
