@@ -114,9 +114,10 @@ def merge_marker_runs(text: str) -> tuple[str, int]:
     return _MARKER_RUN.sub(merge, text), removed
 _KEYS = re.compile(r"\[R\d+(?:\s*[,;]\s*R\d+)*\]")
 _STRAY_STOPS = re.compile(r"([.!?])(?:[ \t]+\.)+(?=\s|$)")  # "[R2]. . The" → "[R2]. The"
-_DANGLING_END = re.compile(
-    r"\b(?:on|for|with|at|about|into|onto|via|the|a|an|and|or|but|nor|its|their|his|her|this|these|those|that|"
-    r"which|whose|such|very|more|most|both|each|every)$", re.IGNORECASE)
+_DANGLING_END = re.compile(  # a word that needs an object, then only the citation: "performs well on [R3]."
+    r"\b(?:on|for|with|at|about|into|onto|via|the|a|an|its|their|this|these|those|that|which|"
+    r"whose|such)\s*\[R\d+(?:\s*[,;]\s*R\d+)*\](?:\s*\[R\d+(?:\s*[,;]\s*R\d+)*\])*\s*[.!?]?[\"')\]]*\s*$",
+    re.IGNORECASE)
 _CITING_END = re.compile(  # the phrases that take a cited work as their object
     r"\b(?:(?:based|builds?|built|rel(?:y|ies|ied)|draws?|drawn|follows?|expands?|extends?|improves?|improved)\s+on"
     r"|(?:compared|contrasted|together|along)\s+with|(?:such|well)\s+as)$", re.IGNORECASE)
@@ -252,9 +253,10 @@ def is_truncated(text: str) -> bool:
 
 
 def is_dangling(sentence: str) -> bool:
-    """Its citations left out, the sentence ends on a word that needs an object: the citation took its place."""
-    bare = re.sub(r"[\s.!?;:,\"')\]]+$", "", strip_markers(_unquoted(sentence))).rstrip()
-    return bool(_DANGLING_END.search(bare)) and not _CITING_END.search(bare)
+    """The sentence ends on a word that needs an object followed only by a citation: the citation took the
+    object's place ("The model performs well on [R3]."), except after a phrase that takes a work as its object."""
+    match = _DANGLING_END.search(sentence)
+    return bool(match) and not _CITING_END.search(sentence[:match.start()] + match.group(0).split("[")[0].rstrip())
 
 
 def evidence(task: Task, notes: Mapping[str, str] | None = None) -> dict[str, str]:
