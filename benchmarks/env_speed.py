@@ -13,15 +13,16 @@ import argparse
 import statistics
 import time
 
+from crewlib.config import default_params
 from crewlib.data import SAMPLE_FILES, load_oarelatedwork
-from crewlib.env import Action, CrewEnv, SurrogateExecutor
+from crewlib.env import Action, CrewEnv, EnvConfig, SurrogateExecutor
 from crewlib.env.observation import draft_stats, observe
 from crewlib.env.policies import FixedSchedule, run_episode
 from crewlib.env.workspace import Note
 
 
 def bench_step(examples) -> None:
-    env = CrewEnv(examples, SurrogateExecutor())
+    env = CrewEnv(examples, SurrogateExecutor(), EnvConfig.from_params(default_params()))
     env.reset(seed=0, options={"example_index": 0})
     ws, task = env.ws, env.current_task
     sentences = [s for r in task.references for s in r.abstract.split(". ")]
@@ -41,7 +42,7 @@ def bench_step(examples) -> None:
         t0 = time.perf_counter()
         stats = draft_stats(ws, task)
         for agent in range(3):
-            observe(ws, task, agent, 5, 15, stats)
+            observe(ws, task, agent, 5, 15, stats, default_params().env.caps)
         env._qualities()
         times.append(time.perf_counter() - t0)
     print(f"observation + reward, 3 agents, {len(ws.draft_text.split())}-word draft: "
@@ -49,7 +50,7 @@ def bench_step(examples) -> None:
 
 
 def bench_episode(examples) -> None:
-    env = CrewEnv(examples, SurrogateExecutor())
+    env = CrewEnv(examples, SurrogateExecutor(), EnvConfig.from_params(default_params()))
     walls = []
     for seed in range(10):
         t0 = time.perf_counter()
@@ -61,11 +62,11 @@ def bench_episode(examples) -> None:
 
 def bench_llm_round(examples, model: str) -> None:
     from crewlib.env.llm_executor import LLMExecutor
-    from crewlib.llm import LLMConfig, connect
-    from crewlib.llm.settings import EmbeddedConfig
+    from crewlib.llm import connect
+    from crewlib.llm.settings import llm_config
 
-    client = connect(config=LLMConfig(cache_mode="off", frequency_penalty=0.3, embedded=EmbeddedConfig(model=model)))
-    env = CrewEnv(examples, LLMExecutor(client))
+    client = connect(config=llm_config(cache_mode="off", frequency_penalty=0.3, embedded={"model": model}))
+    env = CrewEnv(examples, LLMExecutor(client, default_params().executor), EnvConfig.from_params(default_params()))
     env.reset(seed=0, options={"example_index": 0})
     client.chat([{"role": "user", "content": "warm up"}], max_tokens=4)
     t0 = time.perf_counter()

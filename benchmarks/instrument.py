@@ -43,7 +43,7 @@ def main() -> None:
         getattr(check, name).to_csv(out / f"{name}.csv", index=False)
     pd.set_option("display.width", 250)
     pd.set_option("display.max_columns", 30)
-    table = check.table if SET in check.table else check.table.assign(**{SET: params["instrument"]["papers"][0]})
+    table = check.table if SET in check.table else check.table.assign(**{SET: params.instrument.papers[0]})
     for (papers, judge), part in table.groupby([SET, "judge"], sort=False):
         print(f"\npapers {papers}, judge {judge}: share of pairs ranked correctly (ties in the second table)")
         print(part.pivot_table(index="instrument", columns="damage", values="correct").round(2).to_string())

@@ -29,16 +29,17 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=112)
     parser.add_argument("--devices", nargs="+", default=["auto"], help="ippo.device values: auto, cpu, cuda")
     args = parser.parse_args()
-    env, train_idx, _ = build_training_env(load_params("quick"))
+    params = load_params("quick")
+    env, train_idx, _ = build_training_env(params)
     per_update = 8
     epochs = max(1, args.episodes // len(train_idx))
     walls = {}
     for device in args.devices:  # untimed warm-up on each device (imports, caches, CUDA context)
         with tempfile.TemporaryDirectory() as out:
-            train(env, train_idx, IPPOConfig(train_epochs=1, episodes_per_update=per_update, device=device), out,
-                  progress=False, max_updates=1)
+            warm = IPPOConfig.from_params(params).replace(train_epochs=1, episodes_per_update=per_update, device=device)
+            train(env, train_idx, warm, out, progress=False, max_updates=1)
     for device in args.devices:
-        cfg = IPPOConfig(train_epochs=epochs, episodes_per_update=per_update, device=device)
+        cfg = IPPOConfig.from_params(params).replace(train_epochs=epochs, episodes_per_update=per_update, device=device)
         with tempfile.TemporaryDirectory() as out:
             t0 = time.perf_counter()
             train(env, train_idx, cfg, out, progress=False)

@@ -22,7 +22,6 @@ Then, on the native build only: speculative decoding with the 0.5B as draft mode
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import statistics
@@ -37,7 +36,7 @@ from crewlib import prompts  # noqa: E402
 from crewlib.config import load_params, resolve_path  # noqa: E402
 from crewlib.llm.local import LocalServer, get_model, prepare_model  # noqa: E402
 from crewlib.llm.native import build_info, native_server  # noqa: E402
-from crewlib.llm.settings import EmbeddedConfig  # noqa: E402
+from crewlib.llm.settings import llm_config  # noqa: E402
 from crewlib.tasks import build_tasks  # noqa: E402
 
 TOPICS = ["self-attention", "pretrained language models", "abstractive summarisation", "citation graphs",
@@ -129,20 +128,20 @@ def main() -> None:
     args = parser.parse_args()
     params = load_params("quick")
     task = build_tasks(params).evaluation[0][1]
-    base = EmbeddedConfig(model=args.model)
+    base = llm_config(embedded={"model": args.model}).embedded
     rows: dict[str, dict] = {}
-    configs = [("prebuilt", dataclasses.replace(base, runtime="prebuilt"), ())]
+    configs = [("prebuilt", base.replace(runtime="prebuilt"), ())]
     if native_server() is None:
         print("no native build (python -m crewlib.llm.local build-native): prebuilt only\n")
     else:
-        native = dataclasses.replace(base, runtime="native")
+        native = base.replace(runtime="native")
         configs.append(("native", native, ()))
         if not args.quick:
             draft = str(prepare_model(args.draft))
             configs += [
                 ("native + draft 0.5B (n_max 4)", native, ("--model-draft", draft, "--spec-draft-n-max", "4")),
                 ("native + draft 0.5B (n_max 8)", native, ("--model-draft", draft, "--spec-draft-n-max", "8")),
-                ("native, 1 thread", dataclasses.replace(native, n_threads=1), ()),
+                ("native, 1 thread", native.replace(n_threads=1), ()),
                 ("native, ubatch 256", native, ("--ubatch-size", "256")),
                 ("native, ubatch 1024", native, ("--batch-size", "2048", "--ubatch-size", "1024")),
             ]

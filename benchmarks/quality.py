@@ -30,6 +30,7 @@ from crewlib.data.loaders import load_task_data  # noqa: E402
 from crewlib.eval import EvalExample, Evaluator  # noqa: E402
 from crewlib.experiments import run_generations  # noqa: E402
 from crewlib.llm import connect  # noqa: E402
+from crewlib.schema import Params
 from crewlib.sections import OutputChecks, section_faults  # noqa: E402
 from crewlib.tasks import build_tasks, title_only  # noqa: E402
 
@@ -39,7 +40,7 @@ WORST = {"cited_share": "min", **{f: "max" for f in FAULTS}, "lost_citations": "
          "cut_answers": "max", "calls": "max", "tokens": "max", "wall_s": "max"}
 
 
-def targets(params: dict, n: int | None, local: list[str]) -> tuple[list, dict]:
+def targets(params: Params, n: int | None, local: list[str]) -> tuple[list, dict]:
     """(examples, target id → task): the params' evaluation targets, then every paper of the local files."""
     pairs = build_tasks(params).evaluation[:n]
     for path in local:
@@ -124,7 +125,7 @@ def main() -> None:
         rows["judge_overall"] = [overall.get((r.system, r.paper)) for r in rows.itertuples()]
     pd.set_option("display.width", 220)
     pd.set_option("display.max_columns", 30)
-    print(f"model: {client.model} · {len(examples)} papers · CREW rounds: {params['baselines']['crew']['rounds']}")
+    print(f"model: {client.model} · {len(examples)} papers · CREW rounds: {params.baselines.crew.rounds}")
     print(rows.round(3).to_string(index=False))
     numeric = rows.drop(columns=["paper"])
     print("\nmean over the papers:")

@@ -2,23 +2,27 @@
 
 Every tunable number lives in a params file; ``params/quick.yaml`` holds every default and the
 other files extend it. :func:`load_params` validates the merged settings against the schema
-(:mod:`crewlib.schema`) and returns them as a plain dict; :func:`default` gives the typed configs
-of the library their default values from the same file. Secrets never live here: a config names
-the *environment variable* that holds an API key, never the key itself.
+(:mod:`crewlib.schema`) and returns the typed, frozen :class:`~crewlib.schema.Params`; each part of the
+library is built from its block (``params.env``, ``params.llm`` ...), and a changed setting is a new
+object made by :func:`with_overrides`, validated again. Secrets never live here: a config names the
+*environment variable* that holds an API key, never the key itself.
 """
 
 from __future__ import annotations
 
 import copy
-import dataclasses
 import functools
+import hashlib
+import json
 import os
 from pathlib import Path
 from typing import Any
 
+import pydantic
 import yaml
 
 from crewlib import CrewError
+from crewlib.schema import Params, validation_messages
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 PARAMS_DIR = PROJECT_ROOT / "params"
@@ -37,7 +41,7 @@ def _deep_update(base: dict, extra: dict) -> dict:
     return base
 
 
-def load_params(mode: str | os.PathLike = "quick", overrides: dict | None = None) -> dict[str, Any]:
+def load_params(mode: str | os.PathLike = "quick", overrides: dict | None = None) -> Params:
     """Read ``params/<mode>.yaml`` (or a path), apply ``overrides`` (nested dict), validate.
 
     A file may name a ``base`` params file whose values it extends. Raises :class:`ParamsError`
@@ -49,10 +53,7 @@ def load_params(mode: str | os.PathLike = "quick", overrides: dict | None = None
     elif not path.is_absolute() and not path.exists():
         path = PROJECT_ROOT / path  # notebooks run in notebooks/ but name params/full.yaml
     data = _deep_update(_load_raw(path), overrides or {})
-    data.pop("_source", None)
-    _validate(data, f"{path} with overrides" if overrides else str(path))
-    data["_source"] = shown_path(path)
-    return data
+    return _validated(data, shown_path(path), f"{path} with overrides" if overrides else str(path))
 
 
 def shown_path(path: Path) -> str:
@@ -64,21 +65,21 @@ def shown_path(path: Path) -> str:
         return str(path)
 
 
-def with_overrides(params: dict, overrides: dict) -> dict[str, Any]:
-    """A validated copy of loaded ``params`` with ``overrides`` (nested dict) applied."""
-    data = _deep_update(copy.deepcopy({k: v for k, v in params.items() if k != "_source"}), overrides)
-    source = params.get("_source", "params")
-    _validate(data, f"{source} with overrides")
-    data["_source"] = source
-    return data
+def with_overrides(params: Params, overrides: dict) -> Params:
+    """A validated copy of ``params`` with ``overrides`` (nested dict, as in a params file) applied."""
+    data = _deep_update(as_dict(params), overrides)
+    return _validated(data, params.source, f"{params.source} with overrides")
 
 
-def params_fingerprint(params: dict, blocks: tuple[str, ...]) -> str:
+def as_dict(params: Params | pydantic.BaseModel) -> dict[str, Any]:
+    """The settings as the params files write them (nested dicts; a setting the files leave out stays out)."""
+    return params.model_dump(by_alias=True, exclude_unset=True)
+
+
+def params_fingerprint(params: Params | dict, blocks: tuple[str, ...]) -> str:
     """sha256 (hex) of the named blocks of ``params``: what a cached or resumed result depends on."""
-    import hashlib
-    import json
-
-    chosen = {b: params.get(b) for b in blocks}
+    data = params if isinstance(params, dict) else as_dict(params)
+    chosen = {b: data.get(b) for b in blocks}
     return hashlib.sha256(json.dumps(chosen, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -101,44 +102,24 @@ def _load_raw(path: Path) -> dict[str, Any]:
     return data
 
 
-def _validate(data: dict, source: str) -> None:
-    import pydantic
-
-    from crewlib.schema import Params, validation_messages
-
+def _validated(data: dict, source: str, where: str) -> Params:
     try:
-        Params.model_validate(data)
+        params = Params.model_validate(data)
     except pydantic.ValidationError as exc:
-        problems = validation_messages(exc)
-        raise ParamsError(f"params file {source}: " + "; ".join(problems)) from None
+        raise ParamsError(f"params file {where}: " + "; ".join(validation_messages(exc))) from None
+    params._source = source
+    return params
 
 
 @functools.cache
-def _quick() -> dict:
+def default_params() -> Params:
+    """Every default: ``params/quick.yaml`` (frozen; change a copy with :func:`with_overrides`)."""
     return load_params("quick")
-
-
-def default_params() -> dict:
-    """A copy of every default (``params/quick.yaml``)."""
-    return copy.deepcopy(_quick())
-
-
-def default(key_path: str) -> Any:
-    """The default of a setting, from ``params/quick.yaml`` (``default("llm.timeout_s")``)."""
-    value: Any = _quick()
-    for part in key_path.split("."):
-        value = value[part]
-    return copy.deepcopy(value)
-
-
-def from_quick(key_path: str) -> Any:
-    """A dataclass field whose default is read from ``params/quick.yaml`` when the object is made."""
-    return dataclasses.field(default_factory=lambda: default(key_path))
 
 
 def notebook_setup(params_file: str | os.PathLike, overrides: dict | None = None, *,
                    figures_dir: str | None = None, llm_cache_dir: str | None = None,
-                   embedded_model: str | None = None) -> tuple[dict[str, Any], Path]:
+                   embedded_model: str | None = None) -> tuple[Params, Path]:
     """A notebook's params and its figures folder (created).
 
     The LLM cache is ``llm_cache_dir`` or the params' ``notebooks.llm_cache_dir`` (quick: the answers that ship;
@@ -146,18 +127,18 @@ def notebook_setup(params_file: str | os.PathLike, overrides: dict | None = None
     ``figures/``; full: ``outputs/full/figures``), so a paper-scale run never writes into what ships.
     ``embedded_model``: the embedded model, when given."""
     params = load_params(params_file, overrides)
-    llm = {"cache_dir": llm_cache_dir or params["notebooks"]["llm_cache_dir"]}
+    llm: dict[str, Any] = {"cache_dir": llm_cache_dir or params.notebooks.llm_cache_dir}
     if embedded_model:
         llm["embedded"] = {"model": embedded_model}
     params = with_overrides(params, {"llm": llm})
-    figures = resolve_path(figures_dir or params["notebooks"]["figures_dir"])
+    figures = resolve_path(figures_dir or params.notebooks.figures_dir)
     figures.mkdir(parents=True, exist_ok=True)
     return params, figures
 
 
-def notebook_out(params: dict, name: str, given: str | None = None) -> Path:
+def notebook_out(params: Params, name: str, given: str | None = None) -> Path:
     """A notebook's run folder: ``given``, else ``name`` under the params' ``notebooks.out_dir``."""
-    return resolve_path(given or Path(params["notebooks"]["out_dir"]) / name)
+    return resolve_path(given or Path(params.notebooks.out_dir) / name)
 
 
 def resolve_path(value: str | os.PathLike) -> Path:

@@ -26,6 +26,7 @@ from crewlib.config import ParamsError, load_params, resolve_path
 from crewlib.data import DatasetUnavailableError, RWGExample
 from crewlib.env.trace import EpisodeTrace
 from crewlib.llm import LLMError, embedded_runtime
+from crewlib.schema import Params
 from crewlib.tasks import Task, build_tasks
 
 
@@ -38,7 +39,7 @@ class DemoResult:
     output_dir: Path
 
 
-def demo_target(params: dict, target_index: int) -> tuple[RWGExample, Task]:
+def demo_target(params: Params, target_index: int) -> tuple[RWGExample, Task]:
     """The ``target_index``-th evaluation target of the configured data and its task."""
     pairs = build_tasks(params).evaluation
     if not pairs:
@@ -46,13 +47,13 @@ def demo_target(params: dict, target_index: int) -> tuple[RWGExample, Task]:
     return pairs[target_index % len(pairs)]
 
 
-def run_demo(params: dict, *, rounds: int | None = None, target_index: int | None = None,
+def run_demo(params: Params, *, rounds: int | None = None, target_index: int | None = None,
              output_dir: str | Path | None = None) -> DemoResult:
     """CREW on one evaluation target (the path ``crew write`` takes too: :func:`crewlib.baselines.runner.run_system`);
     ``rounds`` overrides ``baselines.crew.rounds`` through the validated params."""
-    settings = params["demo"]
-    target, task = demo_target(params, settings["target_index"] if target_index is None else target_index)
-    out = resolve_path(output_dir or settings["output_dir"])
+    settings = params.demo
+    target, task = demo_target(params, settings.target_index if target_index is None else target_index)
+    out = resolve_path(output_dir or settings.output_dir)
     run = run_system(params, "crew", target, task, rounds=rounds)
     params, client, generation, crew = run.params, run.client, run.generation, run.system
     trace = crew.trace
@@ -62,7 +63,7 @@ def run_demo(params: dict, *, rounds: int | None = None, target_index: int | Non
     summary = {
         "target_id": target.target_id, "title": target.title, "model": client.model, "endpoint": client.endpoint,
         "policy": generation.notes["policy"], "rounds": generation.notes["rounds"],
-        "agents": params["env"]["n_agents"], "calls": totals["calls"], "prompt_tokens": totals["prompt_tokens"],
+        "agents": params.env.n_agents, "calls": totals["calls"], "prompt_tokens": totals["prompt_tokens"],
         "completion_tokens": totals["completion_tokens"], "billed_tokens": totals["billed_tokens"],
         "cache_hits": totals["cache_hits"], "prompt_tokens_cached": totals["prompt_tokens_cached"],
         "runtime": embedded_runtime(client.config.embedded) if client.config.provider == "embedded" else None,

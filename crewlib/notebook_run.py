@@ -22,6 +22,7 @@ from pathlib import Path
 import nbformat
 
 from crewlib.config import PROJECT_ROOT, load_params, resolve_path
+from crewlib.schema import Params
 
 NOTEBOOKS = PROJECT_ROOT / "notebooks"
 VOLATILE_CELL_METADATA = ("execution", "papermill")  # timestamps and durations of this run
@@ -37,13 +38,13 @@ def notebook_paths(selected: Sequence[str] = ()) -> list[Path]:
     return chosen
 
 
-def run_folders(params: dict, paths: Sequence[Path]) -> list[Path]:
+def run_folders(params: Params, paths: Sequence[Path]) -> list[Path]:
     """The folders the given notebooks resume from (generations, trainings, packets)."""
-    out = Path(params["notebooks"]["out_dir"])
-    by_number = {"04": [params["training"]["out_dir"]], "05": [out / "05_main_results"],
-                 "06": [params["transfer"]["out_dir"]], "07": [params["multinews"]["out_dir"]],
-                 "08": [params["ablations"]["out_dir"]], "09": [out / "09_human_eval"],
-                 "10": [params["sq2e"]["out_dir"]]}
+    out = Path(params.notebooks.out_dir)
+    by_number = {"04": [params.training.out_dir], "05": [out / "05_main_results"],
+                 "06": [params.transfer.out_dir], "07": [params.multinews.out_dir],
+                 "08": [params.ablations.out_dir], "09": [out / "09_human_eval"],
+                 "10": [params.sq2e.out_dir]}
     return [resolve_path(f) for p in paths for f in by_number.get(p.name[:2], [])]
 
 

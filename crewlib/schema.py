@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Literal
 
 import pydantic
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, PrivateAttr
 
 from crewlib.actions import ACTION_NAMES
 
@@ -22,6 +22,10 @@ REPAIRS = ("title_only", "uncited", "first_person", "target", "unsupported", "re
 
 class Block(pydantic.BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    def replace(self, **changes):
+        """A validated copy with ``changes`` (field → value) applied, as ``dataclasses.replace`` does."""
+        return type(self).model_validate({**self.model_dump(by_alias=True), **changes})
 
 
 PositiveInt = Field(ge=1)
@@ -94,7 +98,7 @@ class DataBlock(Block):
     multinews_path: str | None
     arxiv_path: str | None
     pubmed_path: str | None
-    target_ids: list[str] | None = None
+    target_ids: list[str] | None
 
 class SplitBlock(Block):
     train_fraction: float = Field(ge=0, le=1)
@@ -450,6 +454,14 @@ class SQ2EBlock(Block):
 
 
 class Params(Block):
+    """Every setting of a run, validated (:func:`crewlib.config.load_params`); ``source``: the params file."""
+
+    _source: str = PrivateAttr(default="")
+
+    @property
+    def source(self) -> str:
+        return self._source
+
     llm: LLMBlock
     demo: DemoBlock
     notebooks: NotebooksBlock

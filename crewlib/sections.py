@@ -53,7 +53,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, fields
 
 from crewlib.citations import find_citation_keys
-from crewlib.schema import REPAIRS
+from crewlib.schema import REPAIRS, Params
 from crewlib.tasks import Task, title_only
 from crewlib.text import containment, content_words, numbers, sentences, strip_markers, support, tokens
 
@@ -131,10 +131,10 @@ TOPIC_COPY_THRESHOLD = 0.8  # support at which an uncited sentence that names no
 class OutputChecks:
     """The ``output`` block of params: thresholds of the checks and the sentence repairs applied."""
 
-    duplicate_threshold: float = 0.6  # content-word overlap at which a paragraph repeats another
-    sentence_threshold: float = 0.8  # overlap at which a sentence repeats another (the shorter has ≥ 4 content words)
-    support_threshold: float = 0.5  # lexical support a cited sentence needs from the works it cites
-    repairs: tuple[str, ...] = REPAIRS
+    duplicate_threshold: float  # content-word overlap at which a paragraph repeats another
+    sentence_threshold: float  # overlap at which a sentence repeats another (the shorter has ≥ 4 content words)
+    support_threshold: float  # lexical support a cited sentence needs from the works it cites
+    repairs: tuple[str, ...]
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.repairs) - set(REPAIRS))
@@ -142,9 +142,9 @@ class OutputChecks:
             raise ValueError(f"output.repairs: unknown repairs {unknown}; known: {list(REPAIRS)}")
 
     @classmethod
-    def from_params(cls, params: Mapping) -> OutputChecks:
-        block = dict(params["output"])
-        return cls(**{**block, "repairs": tuple(block["repairs"])})
+    def from_params(cls, params: Params) -> OutputChecks:
+        block = params.output
+        return cls(block.duplicate_threshold, block.sentence_threshold, block.support_threshold, tuple(block.repairs))
 
     def on(self, repair: str) -> bool:
         return repair in self.repairs

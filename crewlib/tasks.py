@@ -21,6 +21,7 @@ from crewlib.config import params_fingerprint
 from crewlib.data.records import Reference, RWGExample
 from crewlib.graph import CitationGraph, TargetPool
 from crewlib.relevance import ReferenceFeatures
+from crewlib.schema import Params
 
 
 def title_only(ref: Reference) -> bool:
@@ -122,11 +123,11 @@ class TaskSet:
                 f"{len(self.excluded)} targets {list(self.excluded)}; graph: {self.graph.report}")
 
 
-def build_tasks(params: Mapping, examples: Sequence[RWGExample] | None = None, *,
+def build_tasks(params: Params, examples: Sequence[RWGExample] | None = None, *,
                 eval_ids: Iterable[str] | None = None, min_connections: int | None = None) -> TaskSet:
     """The tasks of a run: graph, pool filter, relevance and centrality, all from ``params``.
 
-    ``examples`` default to the corpus ``params['data']`` names, split by ``params['split']``;
+    ``examples`` default to the corpus ``params.data`` names, split by ``params.split``;
     given explicitly, they are the corpus and all of them are evaluation targets unless
     ``eval_ids`` names which are. ``min_connections`` overrides ``graph.min_connections``.
     """
@@ -138,11 +139,11 @@ def build_tasks(params: Mapping, examples: Sequence[RWGExample] | None = None, *
         examples, report = load_task_data(params, "oarelatedwork")
         if not examples:
             raise DatasetUnavailableError(f"no related-work examples to run on ({report})")
-        s = params["split"]
-        train, evaluation, _ = split_examples(examples, s["train_fraction"], s["eval_fraction"], s["seed"])
+        s = params.split
+        train, evaluation, _ = split_examples(examples, s.train_fraction, s.eval_fraction, s.seed)
         train_ids = [e.target_id for e in train]
         evaluation_ids = [e.target_id for e in evaluation] or train_ids  # a corpus too small to split
-        picked = [str(i) for i in params["data"].get("target_ids") or []]
+        picked = [str(i) for i in params.data.target_ids or []]
         if picked:  # data.target_ids: these are the run's targets, in that order; no training on them
             held = {e.target_id for e in examples}
             missing = [i for i in picked if i not in held]
@@ -155,34 +156,42 @@ def build_tasks(params: Mapping, examples: Sequence[RWGExample] | None = None, *
         chosen = None if eval_ids is None else set(eval_ids)
         evaluation_ids = [e.target_id for e in examples if chosen is None or e.target_id in chosen]
         train_ids = [e.target_id for e in examples if e.target_id not in set(evaluation_ids)]
+    k = int(params.graph.min_connections if min_connections is None else min_connections)
+    return corpus_tasks(examples, train_ids, evaluation_ids, min_connections=k, relevance=params.env.relevance,
+                        target_words=params.env.target_words, cache_dir=_features_dir(params))
+
+
+def corpus_tasks(examples: Sequence[RWGExample], train_ids: Sequence[str], evaluation_ids: Sequence[str], *,
+                 min_connections: int, relevance: str, target_words: int, cache_dir=None) -> TaskSet:
+    """The tasks of ``examples`` (the corpus): its citation graph, each target's pool filtered to works with at
+    least ``min_connections`` links, ordered by ``relevance`` (``env.relevance``); ``cache_dir``: where reference
+    features are cached (None: not cached)."""
     by_id: dict[str, RWGExample] = {}
     for ex in examples:
         if ex.target_id in by_id:
             raise ValueError(f"two examples share the target id {ex.target_id!r}")
         by_id[ex.target_id] = ex
-    k = int(params["graph"]["min_connections"] if min_connections is None else min_connections)
-    env = params["env"]
-    graph = CitationGraph(list(by_id.values()), training_targets=train_ids)
-    cache_dir = _features_dir(params)
+    graph = CitationGraph(list(by_id.values()), training_targets=list(train_ids))
     pools, tasks = {}, {}
     run_ids = list(dict.fromkeys([*train_ids, *evaluation_ids]))  # the rest of the corpus only shapes the graph
     for target_id in run_ids:
         ex = by_id[target_id]
         if not ex.references:
             raise EmptyPoolError(f"target {target_id}: the reference pool is empty")
-        pools[target_id] = pool = graph.target_pool(ex, k)
+        pools[target_id] = pool = graph.target_pool(ex, min_connections)
         if pool.excluded:
             continue
         from crewlib.relevance import reference_features
 
         features = reference_features(ex, graph, cache_dir=cache_dir)
-        tasks[target_id] = Task.from_features(ex, features, relevance=env["relevance"],
-                                              target_words=int(env["target_words"]), pool_ids=pool.pool)
-    return TaskSet({i: by_id[i] for i in run_ids}, tasks, tuple(train_ids), tuple(evaluation_ids), graph, pools, k)
+        tasks[target_id] = Task.from_features(ex, features, relevance=relevance, target_words=int(target_words),
+                                              pool_ids=pool.pool)
+    return TaskSet({i: by_id[i] for i in run_ids}, tasks, tuple(train_ids), tuple(evaluation_ids), graph, pools,
+                   min_connections)
 
 
-def _features_dir(params: Mapping):
-    value = (params.get("features") or {}).get("cache_dir")
+def _features_dir(params: Params):
+    value = params.features.cache_dir
     if not value:
         return None
     from crewlib.config import resolve_path
@@ -193,7 +202,7 @@ def _features_dir(params: Mapping):
 _CORPUS: dict[str, TaskSet] = {}  # fingerprint of the corpus settings → its tasks
 
 
-def task_for(params: Mapping, example: RWGExample) -> Task:
+def task_for(params: Params, example: RWGExample) -> Task:
     """The task of ``example`` as the run of ``params`` builds it.
 
     A target of the configured corpus gets its task from that corpus's :func:`build_tasks`
@@ -214,7 +223,7 @@ def task_for(params: Mapping, example: RWGExample) -> Task:
     return build_tasks(params, [example], min_connections=0).tasks[example.target_id]
 
 
-def evaluation_pairs(params: Mapping, targets: int | None = None) -> list[tuple[RWGExample, Task]]:
+def evaluation_pairs(params: Params, targets: int | None = None) -> list[tuple[RWGExample, Task]]:
     """The first ``targets`` (all when None) (example, task) pairs of the run's evaluation split.
 
     Raises ValueError when no evaluation target kept a reference pool.

@@ -10,8 +10,9 @@ sys.path.insert(0, str(Path(__file__).parent))  # tests/fakes.py
 
 from fakes import ScriptedOpenAIServer  # noqa: E402
 
-from crewlib.llm import LLMClient, LLMConfig, ResponseCache  # noqa: E402
-from crewlib.llm.settings import EmbeddedConfig  # noqa: E402
+from crewlib.llm import LLMClient, ResponseCache  # noqa: E402
+from crewlib.llm.settings import cache_path, llm_config  # noqa: E402
+from crewlib.schema import EmbeddedBlock  # noqa: E402
 
 TEST_MODEL = os.environ.get("CREW_EMBEDDED_MODEL", "qwen2.5-coder-0.5b")
 
@@ -29,9 +30,9 @@ def make_client(tmp_path):
 
     def factory(server, *, cache_mode="read_write", **overrides) -> LLMClient:
         settings = {"api_key_env": "", "max_retries": 3, "timeout_s": 5.0, "model": "scripted-model", **overrides}
-        cfg = LLMConfig(provider="openai", base_url=server.base_url,
-                        cache_mode=cache_mode, cache_dir=str(tmp_path / "cache"), **settings)
-        client = LLMClient(cfg, cache=ResponseCache(cfg.cache_path, cache_mode), sleep=sleeps.append)
+        cfg = llm_config(provider="openai", base_url=server.base_url,
+                         cache_mode=cache_mode, cache_dir=str(tmp_path / "cache"), **settings)
+        client = LLMClient(cfg, cache=ResponseCache(cache_path(cfg), cache_mode), sleep=sleeps.append)
         client.sleeps = sleeps
         return client
 
@@ -39,8 +40,8 @@ def make_client(tmp_path):
 
 
 @pytest.fixture(scope="session")
-def embedded_config() -> EmbeddedConfig:
-    return EmbeddedConfig(model=TEST_MODEL, n_ctx_per_slot=2048, n_parallel=4, n_threads=2)
+def embedded_config() -> EmbeddedBlock:
+    return llm_config(embedded={"model": TEST_MODEL, "n_ctx_per_slot": 2048, "n_parallel": 4, "n_threads": 2}).embedded
 
 
 @pytest.fixture(scope="session")

@@ -21,9 +21,9 @@ TINY = {"ippo": {"train_epochs": 1}, "ablations": {"seeds": [0], "eval_episodes"
 def test_a_variant_is_the_base_params_with_its_env_overrides_and_is_scored_with_the_full_reward():
     params = load_params("quick")
     no_draft = variant_params(params, "w/o draft-quality reward")
-    assert no_draft["env"]["reward"]["draft"] == 0.0 and params["env"]["reward"]["draft"] == 1.0  # base untouched
-    assert variant_params(params, "w/o Critique")["env"]["disabled_actions"] == ["critique"]
-    assert variant_params(params, FULL)["env"] == params["env"]
+    assert no_draft.env.reward.draft == 0.0 and params.env.reward.draft == 1.0  # base untouched
+    assert variant_params(params, "w/o Critique").env.disabled_actions == ["critique"]
+    assert variant_params(params, FULL).env == params.env
     config = evaluation_config(params, "w/o draft-quality reward")
     assert config.weights == EnvConfig.from_params(params).weights  # judged on the draft like every variant
     assert evaluation_config(params, "w/o social features").masked_features == ("social",)
@@ -88,11 +88,10 @@ def test_the_first_seeds_controllers_are_shipped_without_optimiser_state_and_run
     PolicyController.load(shipped)  # loads as a controller
     runs = llm_ablation_runs(params, variants=only, agents=[2, 3, 6])
     assert list(runs) == [FULL, "w/o Critique", "2 agents", "6 agents"]  # 3 agents is CREW's own row
-    assert runs[FULL]["baselines"]["crew"]["checkpoint"] == str(controller_path(params))
-    assert runs["w/o Critique"]["baselines"]["crew"]["checkpoint"] == str(shipped)
-    assert runs["w/o Critique"]["env"]["disabled_actions"] == ["critique"]  # its own action space at inference
-    assert runs["6 agents"]["env"]["n_agents"] == 6 and runs["6 agents"]["baselines"]["crew"] == params[
-        "baselines"]["crew"]
+    assert runs[FULL].baselines.crew.checkpoint == str(controller_path(params))
+    assert runs["w/o Critique"].baselines.crew.checkpoint == str(shipped)
+    assert runs["w/o Critique"].env.disabled_actions == ["critique"]  # its own action space at inference
+    assert runs["6 agents"].env.n_agents == 6 and runs["6 agents"].baselines.crew == params.baselines.crew
 
 
 def test_the_same_training_matches_up_to_rounding_and_another_does_not(tmp_path):

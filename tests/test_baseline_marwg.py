@@ -9,6 +9,7 @@ import zlib
 from collections import Counter
 
 import numpy as np
+import pydantic
 import pytest
 from fakes import ScriptedOpenAIServer, Step
 
@@ -24,15 +25,16 @@ from crewlib.baselines.marwg import (
     select_papers,
     validate_outline,
 )
-from crewlib.config import ParamsError, load_params
+from crewlib.config import ParamsError, as_dict, load_params, with_overrides
 from crewlib.data.records import Reference, RWGExample
 from crewlib.llm import EndpointError
 from crewlib.llm.jsonout import JSONAnswerError, parse_json_answer
+from crewlib.schema import MARWGBlock, Params
 from crewlib.tasks import Task
 
-QUICK = load_params("quick")["baselines"]["marwg"]
-GROWTH = {"width_threshold": QUICK["width_threshold"], "depth_step": QUICK["depth_step"]}
-OUTLINE = {"min_topics": QUICK["min_topics"], "max_topics": QUICK["max_topics"], "max_words": QUICK["max_title_words"]}
+QUICK = load_params("quick").baselines.marwg
+GROWTH = {"width_threshold": QUICK.width_threshold, "depth_step": QUICK.depth_step}
+OUTLINE = {"min_topics": QUICK.min_topics, "max_topics": QUICK.max_topics, "max_words": QUICK.max_title_words}
 
 
 def bag_of_words(texts: list[str]) -> np.ndarray:
@@ -163,7 +165,7 @@ def test_fallback_outline_without_a_taxonomy_cuts_the_candidates_into_runs():
 
 
 # ------------------------------------------------------------------------------------------ selection (stage 1)
-def marwg_params(**settings) -> dict:
+def marwg_params(**settings) -> Params:
     """Quick params with MA-RWG ``settings``; the pipeline runs on scripted toy answers, so the sentence repairs of
     the final section (tested in tests/test_section_guarantees.py) are off and the section stays as written."""
     return load_params("quick", {"baselines": {"marwg": settings}, "output": {"repairs": []}})
@@ -206,17 +208,20 @@ def test_select_candidates_lambda_zero_is_top_b_by_relevance(system_for_params):
 
 
 def test_quick_params_use_the_papers_lambda_and_reject_old_or_unknown_settings():
-    assert QUICK["lambda"] == 0 and load_params("full")["baselines"]["marwg"]["lambda"] == 0
+    assert QUICK.lambda_ == 0 and load_params("full").baselines.marwg.lambda_ == 0
     for bad in ({"depth": 1}, {"longlist_factor": 3}, {"budgett": 3}, {"pages": 0}, {"lambda": 1.5}):
         with pytest.raises(ParamsError):
             marwg_params(**bad)
 
 
-def test_settings_have_no_defaults_in_code(make_client, scripted_server):
-    params = marwg_params()
-    del params["baselines"]["marwg"]["pages"]
-    with pytest.raises(ValueError, match="baselines.marwg: pages: missing"):
-        MARWG(params, make_client(scripted_server))
+def test_settings_have_no_defaults_in_code():
+    """MA-RWG reads its block of the params: no setting of it can be left out or mistyped."""
+    block = as_dict(marwg_params().baselines.marwg)
+    del block["pages"]
+    with pytest.raises(pydantic.ValidationError, match="pages"):
+        MARWGBlock.model_validate(block)
+    with pytest.raises(ParamsError, match="baselines.marwg.pages: Input should be greater than or equal to 1"):
+        with_overrides(marwg_params(), {"baselines": {"marwg": {"pages": 0}}})
 
 
 @pytest.fixture
@@ -327,7 +332,7 @@ def test_pipeline_end_to_end_on_scripted_answers(make_client):
     assert notes["outline_source"] == "llm" and [t["title"] for t in notes["outline"]] == [
         "Graph neural networks", "Benchmarks for citation recommendation"]
     assert sorted(notes["candidates"]) == ["R1", "R2", "R3", "R4", "R5"] and notes["uncovered"] == []
-    assert set(notes["pages"]) == set(notes["candidates"]) and max(notes["pages"].values()) <= QUICK["pages"]
+    assert set(notes["pages"]) == set(notes["candidates"]) and max(notes["pages"].values()) <= QUICK.pages
     assert set(notes["taxonomy"]) == {"Task", "Methodology", "Dataset", "Evaluation"}
     assert notes["taxonomy"]["Methodology"]["depth"] == 1 and notes["revised"] is True
     assert set(notes["feedback"]) == {"structural_logic", "critical_analysis", "prominent_contribution",
@@ -462,8 +467,8 @@ def test_marwgs_own_ablation_runs_each_component_off_with_the_papers_findings_be
         runs = marwg_ablation_runs(params)
         assert list(runs) == [MARWG_FULL, "w/o taxonomy (DAG)", "w/o feedback", "w/o fact-checking",
                               "w/o summarisation"]
-        assert runs["w/o summarisation"]["baselines"]["marwg"]["summarisation"] is False
-        assert runs[MARWG_FULL]["baselines"]["marwg"]["summarisation"] is True
+        assert runs["w/o summarisation"].baselines.marwg.summarisation is False
+        assert runs[MARWG_FULL].baselines.marwg.summarisation is True
         run = run_marwg_ablations(params, variants=["w/o feedback"], targets=1, out_dir=tmp_path)
         with pytest.raises(ValueError, match="unknown MA-RWG ablation"):
             marwg_ablation_runs(params, ["w/o everything"])

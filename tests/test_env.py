@@ -8,16 +8,16 @@ import math
 import numpy as np
 import pytest
 from pettingzoo.test import parallel_api_test
+from quick_settings import QUICK, bare_workspace, env_config
 
 from crewlib.data import SAMPLE_FILES, load_oarelatedwork
 from crewlib.data.records import Reference, RWGExample
-from crewlib.env import Action, CrewEnv, EnvConfig, SurrogateErrors, SurrogateExecutor, Workspace
+from crewlib.env import Action, CrewEnv, EnvConfig, SurrogateErrors, SurrogateExecutor
 from crewlib.env.observation import FEATURE_NAMES, action_mask, draft_stats, observe
 from crewlib.env.policies import FIXED_SCHEDULE, FixedSchedule, RandomPolicy
 from crewlib.env.policies import run_episode as play
 from crewlib.env.reward import (
     Qualities,
-    RewardWeights,
     f1,
     feedback_quality,
     jsd,
@@ -47,11 +47,11 @@ def run_episode(env, seed=0, index=0, schedule=FIXED_SCHEDULE):
 
 
 def test_parallel_api(examples):
-    parallel_api_test(CrewEnv(examples, SurrogateExecutor()), num_cycles=40)
+    parallel_api_test(CrewEnv(examples, SurrogateExecutor(), env_config()), num_cycles=40)
 
 
 def test_spaces_and_horizon(examples):
-    env = CrewEnv(examples, SurrogateExecutor(), EnvConfig(n_agents=4, horizon=5))
+    env = CrewEnv(examples, SurrogateExecutor(), env_config(n_agents=4, horizon=5))
     obs, infos = env.reset(seed=1)
     assert len(obs) == 4 and env.observation_space("agent_0").shape == (20,) and env.action_space("agent_0").n == 4
     assert infos["agent_0"]["action_mask"].tolist() == [1, 0, 0, 0]  # only reading is possible at first
@@ -67,7 +67,7 @@ def task_of(n=4):
 
 
 def test_retrieve_offers_the_most_relevant_paper_unread_by_the_team(examples):
-    env = CrewEnv(examples, SurrogateExecutor())
+    env = CrewEnv(examples, SurrogateExecutor(), env_config())
     env.reset(seed=0, options={"example_index": 2})
     task = env.current_task
     env.step({a: Action.RETRIEVE for a in env.agents})
@@ -78,7 +78,7 @@ def test_retrieve_offers_the_most_relevant_paper_unread_by_the_team(examples):
 
 def test_disseminate_compose_critique_change_the_workspace(examples):
     env = CrewEnv(examples, SurrogateExecutor(SurrogateErrors(wrong_citation=1.0, invalid_key=0.0,
-                                                             critic_miss=0.0)))
+                                                             critic_miss=0.0)), env_config())
     env.reset(seed=0, options={"example_index": 1})
     env.step({a: Action.RETRIEVE for a in env.agents})
     env.step({a: Action.DISSEMINATE for a in env.agents})
@@ -107,7 +107,7 @@ def test_merge_same_segment_highest_confidence_then_lower_agent():
 
 
 def test_invalid_actions_are_counted_noops(examples):
-    env = CrewEnv(examples, SurrogateExecutor())
+    env = CrewEnv(examples, SurrogateExecutor(), env_config())
     env.reset(seed=0)
     env.step({a: Action.CRITIQUE for a in env.agents})  # no draft yet
     assert env.invalid_actions == 3 and not env.ws.feedback and not env.ws.draft
@@ -116,7 +116,7 @@ def test_invalid_actions_are_counted_noops(examples):
 # ------------------------------------------------------------------ observation features
 def test_every_observation_feature_on_a_hand_built_workspace():
     task = task_of(4)
-    ws = Workspace(3)
+    ws = bare_workspace(3)
     ws.read_log = [["p0", "p1"], ["p1"], []]
     ws.local_notes[0] = [Note("Paper 0 studies summarisation topic0.", ("p0",), 0),
                          Note("Paper 1 studies summarisation topic1.", ("p1",), 0)]
@@ -126,7 +126,8 @@ def test_every_observation_feature_on_a_hand_built_workspace():
     ws.add_feedback("style", 0, "x", 1)
     ws.last_action = [0, 2, 3]
     stats = draft_stats(ws, task)
-    obs = dict(zip(FEATURE_NAMES, observe(ws, task, agent=0, t=6, horizon=15, stats=stats), strict=True))
+    values = observe(ws, task, agent=0, t=6, horizon=15, stats=stats, caps=QUICK.env.caps)
+    obs = dict(zip(FEATURE_NAMES, values, strict=True))
     expected = {
         "read_share_self": 2 / 4, "read_share_team": 2 / 4, "local_knowledge_size": 2 / 20,
         "local_unshared_share": 1 / 2, "global_knowledge_size": 1 / 40,
@@ -147,15 +148,15 @@ def test_observations_never_depend_on_the_gold_section(examples):
     ex = examples[3]
     altered = dataclasses.replace(ex, gold_related_work="Completely different gold text about cooking.",
                                   gold_cited_ids=ex.gold_cited_ids[:1])
-    first = run_episode(CrewEnv([ex], SurrogateExecutor()), seed=5, index=0)
-    second = run_episode(CrewEnv([altered], SurrogateExecutor()), seed=5, index=0)
+    first = run_episode(CrewEnv([ex], SurrogateExecutor(), env_config()), seed=5, index=0)
+    second = run_episode(CrewEnv([altered], SurrogateExecutor(), env_config()), seed=5, index=0)
     for a, b in zip(first, second, strict=True):
         for agent in a:
             np.testing.assert_array_equal(a[agent], b[agent])
 
 
 def test_observations_stay_in_the_box(examples):
-    env = CrewEnv(examples, SurrogateExecutor())
+    env = CrewEnv(examples, SurrogateExecutor(), env_config())
     for obs in run_episode(env, seed=3, index=4):
         for vec in obs.values():
             assert vec.dtype == np.float32 and vec.min() >= 0 and vec.max() <= 1
@@ -189,14 +190,14 @@ def test_sim_and_f1():
 
 def test_team_reward_hand_computed():
     terms = team_reward(Qualities(0.1, 0.2, 0.3), Qualities(0.4, 0.2, 0.5), q_feedback=0.5, tokens_used=2000,
-                        w=RewardWeights(cost=0.1))
+                        w=QUICK.env.reward.replace(cost=0.1))
     assert terms.total == pytest.approx(1.0 * 0.3 + 0.2 * 0.0 + 0.3 * 0.2 + 0.2 * 0.5 - 0.1 * 2)
     assert feedback_quality(real=2, resolved=1, pointless=1, n_agents=3) == pytest.approx(2 / 3)
     assert feedback_quality(real=0, resolved=0, pointless=9, n_agents=3) == -1.0
 
 
 def test_reward_rewards_a_better_draft(examples):
-    env = CrewEnv(examples, SurrogateExecutor())
+    env = CrewEnv(examples, SurrogateExecutor(), env_config())
     run_episode(env, seed=0, index=0)
     quality = [r["quality"]["draft"] for r in env.trace.rounds]
     assert quality[-1] > quality[0] and quality[-1] > 0.3
@@ -205,8 +206,8 @@ def test_reward_rewards_a_better_draft(examples):
 
 
 def test_surrogate_episode_is_deterministic_and_traced(examples, tmp_path):
-    first = CrewEnv(examples, SurrogateExecutor())
-    second = CrewEnv(examples, SurrogateExecutor())
+    first = CrewEnv(examples, SurrogateExecutor(), env_config())
+    second = CrewEnv(examples, SurrogateExecutor(), env_config())
     run_episode(first, seed=9, index=6)
     run_episode(second, seed=9, index=6)
     assert first.trace.final_draft == second.trace.final_draft and first.trace.final_draft
@@ -226,13 +227,13 @@ def test_env_settings_come_from_params():
     from crewlib.config import load_params
 
     config = EnvConfig.from_params(load_params("quick"))
-    assert config == EnvConfig()  # the params state the paper's defaults
+    assert config == env_config()  # the params state the paper's defaults
     changed = EnvConfig.from_params(load_params("quick", {"env": {"horizon": 7, "reward": {"draft": 2.0}}}))
     assert changed.horizon == 7 and changed.weights.draft == 2.0 and changed.weights.local == 0.2
 
 
 def test_policies_respect_masks_and_return_matches_the_trace(examples):
-    env = CrewEnv(examples, SurrogateExecutor())
+    env = CrewEnv(examples, SurrogateExecutor(), env_config())
     total = play(env, RandomPolicy(seed=4), seed=4, example_index=5)
     assert env.invalid_actions == 0 and total == pytest.approx(env.trace.totals["return"])
     play(env, FixedSchedule([3, 2]), seed=0, example_index=0)  # critique and compose masked at first

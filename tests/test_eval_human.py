@@ -318,4 +318,4 @@ def test_the_packets_take_a_seeded_random_sample_of_the_evaluation_papers():
     assert two == [e.target_id for e, _ in evaluation_sample(load_params("quick", {"human": {"pairs": 2}}))]
     draws = {tuple(e.target_id for e, _ in evaluation_sample(load_params("quick", {"human": {"pairs": 2, "seed": s}})))
              for s in range(6)}
-    assert len(draws) > 1 and load_params("full")["human"]["pairs"] == 20
+    assert len(draws) > 1 and load_params("full").human.pairs == 20

@@ -4,8 +4,10 @@ import json
 
 import pytest
 from fakes import ScriptedOpenAIServer, Step
+from quick_settings import QUICK, quick_with
 
-from crewlib.eval import EvalExample, EvalReference, EvalSettings, Evaluator
+from crewlib.config import ParamsError
+from crewlib.eval import EvalExample, EvalReference, Evaluator
 from crewlib.eval.llm_metrics import Judge
 
 EXAMPLE = EvalExample(
@@ -34,8 +36,8 @@ def test_reference_metrics_tidy_frame_and_hallucinated_key_lowers_verification()
                {"system": "bad", "example": "t1", "text": HALLUCINATED},
                {"system": "gold", "example": "t1", "text": EXAMPLE.gold},
                {"system": "primera", "example": "t1", "text": None, "error": "weights not available offline"}]
-    scores = Evaluator({}).score(outputs, [EXAMPLE], metrics=["citation", "rouge", "soft_recall_cosine", "pss", "cost"],
-                                 progress=False)
+    scores = Evaluator(QUICK).score(outputs, [EXAMPLE], progress=False,
+                                    metrics=["citation", "rouge", "soft_recall_cosine", "pss", "cost"])
     assert list(scores.columns) == ["system", "example", "metric", "value"]
     good, bad, gold = _values(scores, "good"), _values(scores, "bad"), _values(scores, "gold")
     assert good["citation_verification"] == 1.0 and bad["citation_verification"] == 0.5
@@ -58,7 +60,7 @@ def test_grounding_tells_a_supported_section_from_a_misattributed_repetitive_one
                                                                           "relies entirely on attention")},
                {"system": "swapped", "example": "t1", "text": swapped},
                {"system": "uncited", "example": "t1", "text": "Message passing networks predict properties."}]
-    scores = Evaluator({}).score(outputs, [EXAMPLE], metrics=["grounding"], progress=False)
+    scores = Evaluator(QUICK).score(outputs, [EXAMPLE], metrics=["grounding"], progress=False)
     good, bad = _values(scores, "good"), _values(scores, "swapped")
     assert good["supported_share"] == 1.0 and bad["supported_share"] == pytest.approx(1 / 3)
     assert bad["repeated_sentences_rate"] == 0.25 and bad["first_person_rate"] == 0.25
@@ -69,7 +71,7 @@ def test_grounding_tells_a_supported_section_from_a_misattributed_repetitive_one
 
 def test_metrics_that_need_gold_are_unavailable_without_it():
     no_gold = EvalExample("t2", "T", "abstract", "", EXAMPLE.references, (), "R", EXAMPLE.default_keys)
-    scores = Evaluator({}).score([{"system": "s", "example": "t2", "text": GOOD}], [no_gold],
+    scores = Evaluator(QUICK).score([{"system": "s", "example": "t2", "text": GOOD}], [no_gold],
                                  metrics=["citation", "rouge", "soft_recall_cosine"], progress=False)
     assert "citation_recall" not in set(scores.metric) and "rouge1" not in set(scores.metric)
     assert _values(scores, "s")["citation_verification"] == 1.0
@@ -80,15 +82,15 @@ def test_metrics_that_need_gold_are_unavailable_without_it():
 
 
 def test_bad_inputs_raise_clear_errors():
-    evaluator = Evaluator({})
+    evaluator = Evaluator(QUICK)
     with pytest.raises(ValueError, match="unknown metric groups"):
         evaluator.score([], [EXAMPLE], metrics=["bleu"])
     with pytest.raises(ValueError, match="unknown example"):
         evaluator.score([{"system": "s", "example": "nope", "text": "x"}], [EXAMPLE], progress=False)
     with pytest.raises(ValueError, match="no 'text' column"):
         evaluator.score([{"system": "s", "example": "t1"}], [EXAMPLE], progress=False)
-    with pytest.raises(ValueError, match="unknown eval settings"):
-        EvalSettings.from_params({"eval": {"judge_retry": 2}})
+    with pytest.raises(ParamsError, match="eval.judge_retry: unknown setting"):
+        quick_with(eval={"judge_retry": 2})
 
 
 def _judge_answer(score, rationale="ok"):
@@ -102,7 +104,7 @@ def test_judges_average_and_missing_judgements_are_counted_not_scored(make_clien
         s2.script.extend([Step(content="not json")] * 2 + [Step(content=_judge_answer(9))] * 2)
         # Both scripted judges share a model name, so they must not share a cache.
         judges = [Judge("j1", make_client(s1)), Judge("j2", make_client(s2, cache_mode="off"))]
-        evaluator = Evaluator({}, judges=judges, settings=EvalSettings(workers=1, judge_retries=1))
+        evaluator = Evaluator(quick_with(eval={"workers": 1, "judge_retries": 1}), judges=judges)
         scores = evaluator.score([{"system": "s", "example": "t1", "text": GOOD}], [EXAMPLE], metrics=["judge"],
                                  progress=False)
     values = _values(scores, "s")
@@ -120,8 +122,8 @@ def test_judges_average_and_missing_judgements_are_counted_not_scored(make_clien
 def test_overall_is_not_reported_from_an_incomplete_set_of_dimensions(make_client):
     with ScriptedOpenAIServer(default=Step(content=_judge_answer(5))) as server:
         server.script.extend([Step(content="{}")] * 4)
-        evaluator = Evaluator({}, judges=[Judge("only", make_client(server))],
-                              settings=EvalSettings(workers=1, judge_retries=1))
+        evaluator = Evaluator(quick_with(eval={"workers": 1, "judge_retries": 1}),
+                              judges=[Judge("only", make_client(server))])
         scores = evaluator.score([{"system": "s", "example": "t1", "text": GOOD}], [EXAMPLE], metrics=["judge"],
                                  progress=False)
     values = _values(scores, "s")
@@ -137,7 +139,7 @@ def test_claim_support_and_frame_alignment_from_llm_labels(make_client):
         # word for word gold's first — answered from the cache, so only 4 calls.
         functions = ["background", "background", "uses", "uses"]
         server.script.extend([Step(content=json.dumps({"function": f})) for f in functions])
-        evaluator = Evaluator({}, judges=[Judge("only", make_client(server))], settings=EvalSettings(workers=1))
+        evaluator = Evaluator(quick_with(eval={"workers": 1}), judges=[Judge("only", make_client(server))])
         scores = evaluator.score([{"system": "s", "example": "t1", "text": GOOD}], [EXAMPLE],
                                  metrics=["claim_support", "frame_alignment"], progress=False)
     values = _values(scores, "s")
@@ -153,12 +155,13 @@ def test_claim_support_and_frame_alignment_from_llm_labels(make_client):
 
 @pytest.mark.llm
 def test_embedded_judge_scores_a_small_table_end_to_end(embedded_server, tmp_path):
-    from crewlib.llm import LLMClient, LLMConfig, ResponseCache
+    from crewlib.llm import LLMClient, ResponseCache
+    from crewlib.llm.settings import cache_path, llm_config
 
-    cfg = LLMConfig(provider="openai", base_url=embedded_server.base_url, model=embedded_server.alias,
-                    api_key_env="", max_tokens=200, cache_dir=str(tmp_path / "cache"))
-    client = LLMClient(cfg, cache=ResponseCache(cfg.cache_path, "read_write"))
-    evaluator = Evaluator({}, judges=[Judge("embedded", client)])
+    cfg = llm_config(provider="openai", base_url=embedded_server.base_url, model=embedded_server.alias,
+                     api_key_env="", max_tokens=200, cache_dir=str(tmp_path / "cache"))
+    client = LLMClient(cfg, cache=ResponseCache(cache_path(cfg), "read_write"))
+    evaluator = Evaluator(QUICK, judges=[Judge("embedded", client)])
     outputs = [{"system": "good", "example": "t1", "text": GOOD},
                {"system": "bad", "example": "t1", "text": "Bananas are yellow [R9]."}]
     scores = evaluator.score(outputs, [EXAMPLE], metrics=["citation", "judge", "claim_support"], progress=False)
@@ -197,7 +200,7 @@ def test_grounding_measures_copies_unsupported_numbers_and_missing_paragraphs():
                            *(f"Sentence {w} on scaling [R1]." for w in "abcdefghij")]),
         "paragraphs": "\n\n".join(f"Sentence {w} about scaling models [R1]. Another on {w} [R1]." for w in "abcde"),
     }
-    scores = Evaluator({}).score([{"system": k, "example": "t3", "text": v} for k, v in sections.items()], [example],
+    scores = Evaluator(QUICK).score([{"system": k, "example": "t3", "text": v} for k, v in sections.items()], [example],
                                  metrics=["grounding"], progress=False)
     values = {k: _values(scores, k) for k in sections}
     assert values["stated"]["number_support"] == 1.0 and values["altered"]["number_support"] == 0.0

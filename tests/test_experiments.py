@@ -14,7 +14,7 @@ from crewlib.citations import find_citation_keys
 from crewlib.config import load_params
 from crewlib.data.records import Reference, RWGExample
 from crewlib.eval import EvalExample
-from crewlib.eval.instrument import InstrumentSettings, verdicts
+from crewlib.eval.instrument import instrument_settings, verdicts
 from crewlib.eval.llm_metrics import Judge
 from crewlib.experiments import (
     GenerationResult,
@@ -226,7 +226,7 @@ def test_discrimination_counts_pairs_ranked_correctly_and_ties():
         for system, value in (("gold", gold), ("paragraph_repeated", repeated)):
             rows.append({"system": system, "example": example, "metric": "judge_coverage", "value": value})
     found = verdicts(pd.DataFrame(rows), None, [(e, "gold", "paragraph_repeated") for e in "abc"],
-                     InstrumentSettings.from_params(PARAMS))
+                     instrument_settings(PARAMS))
     table = disc.verdict_table(found).set_index(["damage", "instrument"])
     row = table.loc[("paragraph_repeated", "judge:coverage")]
     assert row["pairs"] == 3 and row["correct"] == pytest.approx(1 / 3) and row["ties"] == pytest.approx(1 / 3)
@@ -382,4 +382,4 @@ def test_the_plan_scales_the_quick_runs_recorded_costs_to_the_run_without_callin
     assert table.loc[judges, "calls"] == 2 * 366 * 3 * 3  # two sections a paper, three dimensions, three judges
     assert table.loc["total", "calls"] == table.drop(index="total").calls.sum()
     quick = plan(PARAMS, "05", figures=tmp_path).set_index("part")
-    assert quick.loc["crew", "calls"] == round(10 * 5 * PARAMS["baselines"]["crew"]["rounds"] / 6)  # 5 papers
+    assert quick.loc["crew", "calls"] == round(10 * 5 * PARAMS.baselines.crew.rounds / 6)  # 5 papers

@@ -23,8 +23,9 @@ from crewlib.data.loaders import SAMPLE_FILES, load_oarelatedwork
 from crewlib.data.records import Reference, RWGExample
 from crewlib.experiments import read_generations, run_generations
 from crewlib.experiments.run import settings_folder
-from crewlib.llm import EndpointError, LLMClient, LLMConfig, LLMError, ResponseCache, RetryExhaustedError
+from crewlib.llm import EndpointError, LLMClient, LLMError, ResponseCache, RetryExhaustedError
 from crewlib.llm.cache import CachedAnswer, canonical_request, request_key
+from crewlib.llm.settings import llm_settings
 from crewlib.lock import OutputLockedError, output_lock
 
 PARAMS = load_params("quick")
@@ -233,23 +234,23 @@ def test_rag_caps_the_chunks_of_a_very_long_reference_and_records_the_cut(make_c
         chunks, dropped = rag.chunks(rag.task(example))
         t0 = time.monotonic()
         generation = rag.generate(example)
-    cap = PARAMS["baselines"]["rag"]["max_chunks_per_reference"]
+    cap = PARAMS.baselines.rag.max_chunks_per_reference
     assert sum(key == rag.task(example).id_to_key["huge"] for key, _ in chunks) == cap
-    assert dropped == 200_000 // PARAMS["baselines"]["rag"]["chunk_words"] - cap
+    assert dropped == 200_000 // PARAMS.baselines.rag.chunk_words - cap
     assert generation.notes["chunks_dropped"] == dropped and time.monotonic() - t0 < 60
 
 
 def test_fault_injection_from_params_and_from_the_environment(make_client):
-    cfg = LLMConfig.from_params({"llm": {"faults": {"rate": 0.5, "seed": 3}}}, env={})
+    cfg = llm_settings(load_params("quick", {"llm": {"faults": {"rate": 0.5, "seed": 3}}}), env={})
     assert (cfg.faults.rate, cfg.faults.seed) == (0.5, 3)
-    cfg = LLMConfig.from_params(None, env={"CREW_LLM_FAULTS": "0.2:7"})
+    cfg = llm_settings(load_params("quick"), env={"CREW_LLM_FAULTS": "0.2:7"})
     assert (cfg.faults.rate, cfg.faults.seed) == (0.2, 7)
     with pytest.raises(ParamsError, match="CREW_LLM_FAULTS"):
-        LLMConfig.from_params(None, env={"CREW_LLM_FAULTS": "often"})
+        llm_settings(load_params("quick"), env={"CREW_LLM_FAULTS": "often"})
     with pytest.raises(ParamsError):
         load_params("quick", {"llm": {"faults": {"rate": 2.0, "seed": 0}}})
     with ScriptedOpenAIServer() as server:
-        client = make_client(server, faults=LLMConfig.from_params(None, env={"CREW_LLM_FAULTS": "0.5:1"}).faults)
+        client = make_client(server, faults=llm_settings(load_params("quick"), env={"CREW_LLM_FAULTS": "0.5:1"}).faults)
         assert client.faults is not None and client.faults.rate == 0.5
         results = [client.chat([{"role": "user", "content": f"q{i}"}]) for i in range(20)]
     injected = sum(client.faults.injected.values())
@@ -258,8 +259,9 @@ def test_fault_injection_from_params_and_from_the_environment(make_client):
 
 
 def test_a_client_built_from_its_config_honours_llm_faults():
-    cfg = LLMConfig.from_params({"llm": {"provider": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m",
-                                         "api_key_env": "", "faults": {"rate": 0.1, "seed": 0}}}, env={})
+    cfg = llm_settings(load_params("quick", {"llm": {"provider": "openai", "base_url": "http://127.0.0.1:9/v1",
+                                                    "model": "m", "api_key_env": "",
+                                                    "faults": {"rate": 0.1, "seed": 0}}}), env={})
     assert LLMClient(cfg).faults.rate == 0.1
 
 
@@ -268,12 +270,13 @@ import sys
 from crewlib.experiments import run_generations
 from crewlib.config import load_params
 from crewlib.data.records import Reference, RWGExample
-from crewlib.llm import LLMClient, LLMConfig
+from crewlib.llm import LLMClient
+from crewlib.llm.settings import llm_config
 refs = tuple(Reference(f"p{i}", f"Paper {i}", f"Paper {i} studies graphs. " * 3) for i in range(3))
 examples = [RWGExample(t, f"Graphs {t}", f"We study graphs ({t}).", refs, gold_related_work="G [R1].",
                        gold_cited_ids=("p0",)) for t in ("a", "b")]
-cfg = LLMConfig(provider="openai", base_url=sys.argv[1], model="m", api_key_env="", cache_dir=sys.argv[2],
-                max_retries=0)
+cfg = llm_config(provider="openai", base_url=sys.argv[1], model="m", api_key_env="", cache_dir=sys.argv[2],
+                 max_retries=0)
 params = load_params("quick", {"output": {"repairs": []}})  # a scripted toy section, kept as written
 run_generations(["long_context"], examples, params, LLMClient(cfg), out_dir=sys.argv[3], progress=False)
 print("finished", flush=True)

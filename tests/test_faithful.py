@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
-import dataclasses
 import pickle
 from pathlib import Path
 
 import numpy as np
+import pydantic
 import pytest
 import torch
+from quick_settings import env_config
 
 from crewlib.config import PROJECT_ROOT, ParamsError, load_params
 from crewlib.env import CrewEnv, EnvConfig, SurrogateExecutor
+from crewlib.env.llm_executor import LLMExecutor
 from crewlib.env.observation import FEATURE_GROUPS, FEATURE_NAMES
 from crewlib.env.policies import FIXED_SCHEDULE, FixedSchedule, run_episode
-from crewlib.llm.settings import EmbeddedConfig, LLMConfig
+from crewlib.llm.settings import llm_config, llm_settings
 from crewlib.rl import ControllerError, IPPOConfig, PolicyController, build_training_env
 from crewlib.rl.controller import build_network, save_checkpoint
 from crewlib.rl.ippo import minibatch_indices
+from crewlib.sections import OutputChecks
 from crewlib.tasks import build_tasks
 
 QUICK = load_params("quick")
@@ -32,7 +35,7 @@ def tasks():
 def test_every_feature_varies_over_the_evaluation_targets_first_rounds(tasks):
     """Fails if a feature is constant — as centrality (feature 7) was when no graph reached the tasks."""
     pairs = tasks.evaluation
-    env = CrewEnv([e for e, _ in pairs], SurrogateExecutor(), dataclasses.replace(EnvConfig(), horizon=8),
+    env = CrewEnv([e for e, _ in pairs], SurrogateExecutor(), env_config(horizon=8),
                   tasks=[t for _, t in pairs])
     rows = []
     for index in range(len(pairs)):
@@ -66,7 +69,7 @@ def test_the_pool_filter_reaches_the_environment(tasks):
         pool = tasks.pools[task.target_id]
         ids = {r.id for r in task.references}
         assert ids == set(pool.pool) and not ids & set(pool.removed)
-        assert all(tasks.graph.connections(r) >= QUICK["graph"]["min_connections"] for r in ids)
+        assert all(tasks.graph.connections(r) >= QUICK.graph.min_connections for r in ids)
         removed_total += len(pool.removed)
         env.reset(seed=0, options={"example_index": index})
         assert {r.id for r in env.current_task.references} == ids
@@ -114,22 +117,22 @@ def test_a_missing_checkpoint_says_how_to_train_one(tmp_path):
 
 
 def test_a_controller_trained_with_three_agents_runs_with_five(tasks):
-    shipped = PROJECT_ROOT / QUICK["training"]["shipped_checkpoint"]
+    shipped = PROJECT_ROOT / QUICK.training.shipped_checkpoint
     policy = PolicyController.load(shipped, greedy=True)
     assert policy.n_agents == 3
     pairs = tasks.evaluation[:1]
-    env = CrewEnv([pairs[0][0]], SurrogateExecutor(), dataclasses.replace(EnvConfig(), n_agents=5, horizon=6),
+    env = CrewEnv([pairs[0][0]], SurrogateExecutor(), env_config(n_agents=5, horizon=6),
                   tasks=[pairs[0][1]])
     run_episode(env, policy, seed=0, example_index=0)
     assert env.invalid_actions == 0 and all(len(r["actions"]) == 5 for r in env.trace.rounds)
 
 
 def test_a_controller_with_agent_ids_refuses_another_team_size(tmp_path, tasks):
-    cfg = IPPOConfig(agent_id=True)
+    cfg = IPPOConfig.from_params(QUICK).replace(agent_id=True)
     save_checkpoint(tmp_path / "ids.pt", build_network(cfg, 3), cfg, 3)
     policy = PolicyController.load(tmp_path / "ids.pt")
     ex, task = tasks.evaluation[0]
-    env = CrewEnv([ex], SurrogateExecutor(), dataclasses.replace(EnvConfig(), n_agents=4, horizon=2), tasks=[task])
+    env = CrewEnv([ex], SurrogateExecutor(), env_config(n_agents=4, horizon=2), tasks=[task])
     with pytest.raises(ControllerError, match="3 agents"):
         run_episode(env, policy, seed=0, example_index=0)
 
@@ -155,26 +158,27 @@ def test_a_users_file_without_base_names_what_is_missing(tmp_path):
     with pytest.raises(ParamsError, match=r"mine.yaml: \d+ settings missing \(.*`base: quick`"):
         load_params(path)
     path.write_text("base: quick\nllm: {temperature: 0.5}\n")
-    assert load_params(path)["llm"]["temperature"] == 0.5
+    assert load_params(path).llm.temperature == 0.5
 
 
-def test_typed_configs_take_their_defaults_from_quick_yaml():
-    """One place for defaults: the typed configs equal what the quick params say."""
-    assert LLMConfig.from_params(QUICK, env={}) == LLMConfig()
-    assert LLMConfig().frequency_penalty == QUICK["llm"]["frequency_penalty"]
-    assert LLMConfig().timeout_s == QUICK["llm"]["timeout_s"]
-    assert EmbeddedConfig() == EmbeddedConfig(**QUICK["llm"]["embedded"])
-    assert EnvConfig.from_params(QUICK) == EnvConfig()
-    assert IPPOConfig.from_params(QUICK) == IPPOConfig()
+def test_every_setting_has_one_home_the_params_files():
+    """One place for defaults: the configs are the params' blocks, and none of them can be made without its
+    settings (no default of their own to disagree with params/quick.yaml)."""
+    assert llm_settings(QUICK, env={}) == llm_config() == QUICK.llm
+    assert IPPOConfig.from_params(QUICK).model_dump() == QUICK.ippo.model_dump()
+    assert EnvConfig.from_params(QUICK).weights is QUICK.env.reward
+    for make in (EnvConfig, IPPOConfig, OutputChecks, LLMExecutor.__init__):
+        with pytest.raises((TypeError, pydantic.ValidationError)):
+            make() if make is not LLMExecutor.__init__ else LLMExecutor(None)
 
 
 def test_full_mode_caps_an_actions_context_at_the_papers_6144_tokens():
     from crewlib.env.llm_executor import LLMExecutor
 
     full = load_params("full")
-    assert full["executor"]["context_tokens"] == 6144 and QUICK["executor"]["context_tokens"] is None
+    assert full.executor.context_tokens == 6144 and QUICK.executor.context_tokens is None
     executor = LLMExecutor.from_params(client=None, params=full)
-    assert executor.context_tokens == 6144 and executor.max_tokens == full["executor"]["max_tokens"]
+    assert executor.context_tokens == 6144 and executor.max_tokens == full.executor.max_tokens.model_dump()
 
 
 # ------------------------------------------------------------------ IPPO and the ablation switches
@@ -187,7 +191,7 @@ def test_minibatches_are_of_equal_size():
 
 def _episode(tasks, **env_settings):
     ex, task = tasks.evaluation[0]
-    config = dataclasses.replace(EnvConfig(), horizon=8, **env_settings)
+    config = env_config(horizon=8, **env_settings)
     env = CrewEnv([ex], SurrogateExecutor(), config, tasks=[task])
     rows, masks = [], []
     observations, infos = env.reset(seed=0, options={"example_index": 0})
@@ -208,7 +212,7 @@ def test_masking_the_social_features_zeroes_exactly_them(tasks):
     others = [i for i in range(len(FEATURE_NAMES)) if i not in social]
     np.testing.assert_array_equal(masked[:, others], plain[:, others])
     with pytest.raises(ValueError, match="neither a feature nor a group"):
-        EnvConfig(masked_features=("sociall",))
+        env_config(masked_features=("sociall",))
 
 
 def test_removing_critique_from_the_action_space(tasks):
@@ -218,9 +222,7 @@ def test_removing_critique_from_the_action_space(tasks):
 
 
 def test_a_reward_term_turned_off_contributes_nothing(tasks):
-    from crewlib.env.reward import RewardWeights
-
-    w = RewardWeights(draft=0.0)
+    w = QUICK.env.reward.replace(draft=0.0)
     env, _, _ = _episode(tasks, weights=w)
     changed = 0
     for r in env.trace.rounds:

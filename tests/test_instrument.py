@@ -16,8 +16,8 @@ from crewlib.eval import EvalExample
 from crewlib.eval.instrument import (
     COMPOSITE,
     OFFLINE_COMPOSITE,
-    InstrumentSettings,
     composite_delta,
+    instrument_settings,
     pairwise_preference,
     pairwise_table,
     position_consistency,
@@ -28,7 +28,7 @@ from crewlib.eval.llm_metrics import Judge
 from crewlib.experiments import discrimination as disc
 
 PARAMS = load_params("quick")
-SETTINGS = InstrumentSettings.from_params(PARAMS)
+SETTINGS = instrument_settings(PARAMS)
 
 
 def _example(target_id="t1") -> EvalExample:
@@ -98,14 +98,14 @@ def test_the_composite_weighs_each_measure_by_its_direction_and_the_preference_l
     assert composite_delta({"support": 0.8}, {"support": 0.7}, -1.0, SETTINGS) > 0
     assert composite_delta({"support": 0.8}, {"coherence": 0.1}, None, SETTINGS) == 0  # measured on one side only
     entailed = {"support": 0.7, "claim_support": 1.0}
-    full = InstrumentSettings.from_params(load_params("full"))  # the paper's judges' entailment counts
+    full = instrument_settings(load_params("full"))  # the paper's judges' entailment counts
     assert composite_delta(entailed, {"support": 0.7, "claim_support": 0.5}, 1.0, full) == pytest.approx(
         0.5 + full.pairwise_weight)
     assert composite_delta(entailed, {"support": 0.7, "claim_support": 0.5}, 1.0, full, llm=False) == 0
     # version 3 with the 1.5B: its entailment is reported, not counted (docs/method.md)
     assert composite_delta(entailed, {"support": 0.7, "claim_support": 0.5}, None, SETTINGS) == 0
     with pytest.raises(ValueError, match="unknown measures"):
-        InstrumentSettings.from_params(load_params("quick", {"instrument": {"weights": {"rouge_l": 1}}}))
+        instrument_settings(load_params("quick", {"instrument": {"weights": {"rouge_l": 1}}}))
 
 
 def test_verdicts_rank_each_pair_by_every_instrument():

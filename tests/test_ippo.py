@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from quick_settings import ippo_config
 
 from crewlib.config import ParamsError, load_params
 from crewlib.rl.ippo import Batch, IPPOConfig, SharedActorCritic, gae, ppo_loss
@@ -35,7 +36,7 @@ def random_batch(n=256, seed=0) -> Batch:
 
 def test_ppo_loss_falls_on_a_fixed_batch():
     torch.manual_seed(0)
-    net, cfg = SharedActorCritic(), IPPOConfig(ent_coef=0.0)
+    net, cfg = SharedActorCritic(), ippo_config(ent_coef=0.0)
     batch = random_batch()
     optimizer = torch.optim.Adam(net.parameters(), lr=1e-3)
     first, _ = ppo_loss(net, batch, cfg)
@@ -63,6 +64,6 @@ def test_masked_actions_are_never_sampled():
 
 
 def test_config_from_params_rejects_unknown_keys():
-    assert IPPOConfig.from_params({"ippo": {"gamma": 0.9}}).gamma == 0.9
+    assert IPPOConfig.from_params(load_params("quick", {"ippo": {"gamma": 0.9}})).gamma == 0.9
     with pytest.raises(ParamsError, match="ippo.gama: unknown setting"):
         load_params("quick", {"ippo": {"gama": 0.9}})

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from quick_settings import env_config, executor_settings, ippo_config
 
 from crewlib.config import load_params
 from crewlib.env.policies import FixedSchedule, RandomPolicy, run_episode
@@ -19,7 +20,7 @@ def setup():
 
 def test_training_resumes_exactly_where_it_stopped(setup, tmp_path):
     env, train_idx, _ = setup
-    cfg = IPPOConfig(train_epochs=2, episodes_per_update=2, seed=3)
+    cfg = ippo_config(train_epochs=2, episodes_per_update=2, seed=3)
     full, _ = train(env, train_idx[:3], cfg, tmp_path / "full", progress=False)
     train(env, train_idx[:3], cfg, tmp_path / "resumed", progress=False, max_updates=2)  # "interrupted"
     assert len(pd.read_csv(tmp_path / "resumed" / "metrics.csv")) == 2
@@ -72,15 +73,15 @@ def test_training_runs_with_the_llm_executor_through_the_client(setup, make_clie
 
     from fakes import Step
 
-    from crewlib.env import CrewEnv, EnvConfig
+    from crewlib.env import CrewEnv
     from crewlib.env.llm_executor import LLMExecutor
 
     scripted_server.default = Step(200, json.dumps({"notes": ["A finding [R1]."], "confidence": 0.6,
                                                     "text": "Prior work studied this problem [R1].", "feedback": []}))
     env, train_idx, _ = setup
     client = make_client(scripted_server)
-    llm_env = CrewEnv(env.examples[:1], LLMExecutor(client), EnvConfig(horizon=3))
-    train(llm_env, [0], IPPOConfig(train_epochs=1, episodes_per_update=1), tmp_path / "llm", progress=False)
+    llm_env = CrewEnv(env.examples[:1], LLMExecutor(client, executor_settings()), env_config(horizon=3))
+    train(llm_env, [0], ippo_config(train_epochs=1, episodes_per_update=1), tmp_path / "llm", progress=False)
     assert len(pd.read_csv(tmp_path / "llm" / "metrics.csv")) == 1
     calls = client.ledger.totals()["calls"]
     # 3 agents x 3 rounds, all ledgered; an action that needs no model (a paper a teammate already read, a
@@ -94,7 +95,7 @@ def test_rollouts_in_worker_processes_give_the_same_training_whatever_the_number
 
     env, train_idx, _ = setup
     params = load_params("quick")
-    cfg = IPPOConfig(train_epochs=1, episodes_per_update=3, seed=5)
+    cfg = ippo_config(train_epochs=1, episodes_per_update=3, seed=5)
     nets = []
     for workers in (2, 3):
         with ProcessRollouts(params, workers) as rollouts:
@@ -121,7 +122,7 @@ def test_llm_rollouts_in_workers_reach_the_configured_endpoint_and_cache(scripte
     env, train_idx, _ = build_training_env(params)
     rollouts = rollouts_from_params(params)
     try:
-        train(env, train_idx[:2], IPPOConfig(train_epochs=1, episodes_per_update=2), tmp_path / "run",
+        train(env, train_idx[:2], ippo_config(train_epochs=1, episodes_per_update=2), tmp_path / "run",
               progress=False, rollouts=rollouts)
     finally:
         rollouts.close()

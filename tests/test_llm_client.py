@@ -13,11 +13,11 @@ from crewlib.llm import (
     ChatRequest,
     EndpointError,
     FaultInjector,
-    LLMConfig,
     OutputValidationError,
     RetryExhaustedError,
 )
 from crewlib.llm.client import LLMClient, schema_format
+from crewlib.llm.settings import llm_config
 
 HELLO = [{"role": "user", "content": "hello"}]
 
@@ -64,7 +64,7 @@ def test_client_error_is_not_retried(make_client, scripted_server):
 
 
 def test_unreachable_endpoint_gives_a_clear_error(tmp_path):
-    cfg = LLMConfig(provider="openai", base_url="http://127.0.0.1:9/v1", model="m", api_key_env="",
+    cfg = llm_config(provider="openai", base_url="http://127.0.0.1:9/v1", model="m", api_key_env="",
                     max_retries=1, timeout_s=1.0, cache_mode="off")
     client = LLMClient(cfg, sleep=lambda s: None)
     with pytest.raises(RetryExhaustedError, match="127.0.0.1:9.*all 2 attempts"):
@@ -73,7 +73,7 @@ def test_unreachable_endpoint_gives_a_clear_error(tmp_path):
 
 def test_missing_api_key_names_the_variable(monkeypatch):
     monkeypatch.delenv("CREW_TEST_UNSET_KEY", raising=False)
-    cfg = LLMConfig(provider="openai", base_url="http://127.0.0.1:9/v1", model="m", api_key_env="CREW_TEST_UNSET_KEY")
+    cfg = llm_config(provider="openai", base_url="http://127.0.0.1:9/v1", model="m", api_key_env="CREW_TEST_UNSET_KEY")
     with pytest.raises(EndpointError, match=r"\$CREW_TEST_UNSET_KEY"):
         LLMClient(cfg)
 
@@ -150,7 +150,7 @@ def test_a_repeated_sample_is_sent_with_its_own_seed_and_cached_apart(make_clien
 
 def test_replay_mode_answers_without_the_endpoint(make_client, scripted_server, tmp_path):
     make_client(scripted_server).chat(HELLO)
-    cfg = LLMConfig(provider="openai", base_url="http://127.0.0.1:9/v1", model="scripted-model", api_key_env="",
+    cfg = llm_config(provider="openai", base_url="http://127.0.0.1:9/v1", model="scripted-model", api_key_env="",
                     cache_mode="replay", cache_dir=str(tmp_path / "cache"))
     assert LLMClient(cfg).chat(HELLO).content == "ok"
 
@@ -202,7 +202,7 @@ def test_fault_injection_rate_and_determinism():
 
 def test_injected_faults_are_absorbed_by_retries(make_client, scripted_server, tmp_path):
     faults = FaultInjector(rate=0.3, seed=1)
-    cfg = LLMConfig(provider="openai", base_url=scripted_server.base_url, model="m", api_key_env="",
+    cfg = llm_config(provider="openai", base_url=scripted_server.base_url, model="m", api_key_env="",
                     cache_mode="off", max_retries=6)
     client = LLMClient(cfg, faults=faults, sleep=lambda s: None)
     for i in range(30):

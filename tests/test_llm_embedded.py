@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import subprocess
 import sys
 import textwrap
@@ -12,9 +11,10 @@ from pathlib import Path
 import pydantic
 import pytest
 
-from crewlib.llm import Caller, ChatRequest, LLMClient, LLMConfig, ResponseCache
+from crewlib.llm import Caller, ChatRequest, LLMClient, ResponseCache
 from crewlib.llm.local import LocalServer
 from crewlib.llm.native import native_server
+from crewlib.llm.settings import cache_path, llm_config
 
 pytestmark = pytest.mark.llm
 
@@ -25,10 +25,10 @@ class PaperTags(pydantic.BaseModel):
 
 
 def _client(server, tmp_path, mode="read_write") -> LLMClient:
-    cfg = LLMConfig(provider="openai", base_url=server.base_url, model=server.alias, api_key_env="",
+    cfg = llm_config(provider="openai", base_url=server.base_url, model=server.alias, api_key_env="",
                     max_tokens=64, frequency_penalty=0.5, temperature=0.0, cache_mode=mode,
                     cache_dir=str(tmp_path / "cache"))
-    return LLMClient(cfg, cache=ResponseCache(cfg.cache_path, mode))
+    return LLMClient(cfg, cache=ResponseCache(cache_path(cfg), mode))
 
 
 def test_chat_completion(embedded_server, tmp_path):
@@ -53,7 +53,7 @@ def test_cached_rerun_makes_no_server_call(embedded_server, tmp_path):
     live_client = _client(embedded_server, tmp_path)
     live = live_client.chat(messages)
     # Same cache, an endpoint that does not exist: only the cache can answer.
-    cfg = dataclasses.replace(live_client.config, base_url="http://127.0.0.1:9/v1", cache_mode="replay")
+    cfg = live_client.config.replace(base_url="http://127.0.0.1:9/v1", cache_mode="replay")
     replayer = LLMClient(cfg)
     replay = replayer.chat(messages)
     assert replay.content == live.content and replay.cached
@@ -112,7 +112,7 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.parametrize("runtime", RUNTIMES)
 def test_each_runtime_answers_a_chat(embedded_config, runtime, tmp_path):
-    with LocalServer(dataclasses.replace(embedded_config, runtime=runtime, n_parallel=1)) as server:
+    with LocalServer(embedded_config.replace(runtime=runtime, n_parallel=1)) as server:
         assert server.runtime == runtime
         result = _client(server, tmp_path).chat([{"role": "user", "content": "Name one sorting algorithm."}],
                                                 caller=Caller("test", "chat"))
@@ -121,7 +121,7 @@ def test_each_runtime_answers_a_chat(embedded_config, runtime, tmp_path):
 
 @pytest.mark.parametrize("runtime", RUNTIMES)
 def test_server_stops_with_its_context_and_at_exit(embedded_config, runtime):
-    with LocalServer(dataclasses.replace(embedded_config, runtime=runtime, n_parallel=1)) as server:
+    with LocalServer(embedded_config.replace(runtime=runtime, n_parallel=1)) as server:
         proc = server._proc
         below = _descendants(proc.pid)
         assert server.running and (runtime == "prebuilt" or below)
@@ -129,9 +129,10 @@ def test_server_stops_with_its_context_and_at_exit(embedded_config, runtime):
     assert not any(_alive(p) for p in below)
     # A script that never calls stop(): the atexit hook must still end the child server.
     script = textwrap.dedent(f"""
-        from crewlib.llm.settings import EmbeddedConfig
+        from crewlib.llm.settings import llm_config
         from crewlib.llm.local import LocalServer
-        s = LocalServer(EmbeddedConfig(model={embedded_config.model!r}, n_parallel=1, runtime={runtime!r})).start()
+        cfg = llm_config().embedded.replace(model={embedded_config.model!r}, n_parallel=1, runtime={runtime!r})
+        s = LocalServer(cfg).start()
         print(s._proc.pid)
     """)
     pid = int(subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
@@ -144,9 +145,10 @@ def test_server_stops_when_its_parent_is_killed(embedded_config, runtime):
     """SIGKILL skips atexit: the child server (and a native llama-server below it) must stop by itself."""
     script = textwrap.dedent(f"""
         import time
-        from crewlib.llm.settings import EmbeddedConfig
+        from crewlib.llm.settings import llm_config
         from crewlib.llm.local import LocalServer
-        s = LocalServer(EmbeddedConfig(model={embedded_config.model!r}, n_parallel=1, runtime={runtime!r})).start()
+        cfg = llm_config().embedded.replace(model={embedded_config.model!r}, n_parallel=1, runtime={runtime!r})
+        s = LocalServer(cfg).start()
         print(s._proc.pid, flush=True)
         time.sleep(600)
     """)

@@ -11,6 +11,7 @@ import pytest
 from crewlib.llm import ModelNotAvailableError, ServerStartError, local
 from crewlib.llm.local import MODELS, GGUFModel, prepare_model
 from crewlib.llm.native import native_server
+from crewlib.llm.settings import llm_config
 
 
 def test_registry_matches_design():
@@ -108,14 +109,14 @@ def test_model_dir_follows_the_environment(monkeypatch, tmp_path):
 def test_missing_runtime_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "xllamacpp", None)  # makes `import xllamacpp` fail
     with pytest.raises(ModelNotAvailableError, match=r"pip install 'xllamacpp==2026\.10\.11549'"):
-        local.LocalServer(local.EmbeddedConfig(model="qwen2.5-coder-0.5b", runtime="prebuilt")).start()
+        local.LocalServer(llm_config().embedded.replace(model="qwen2.5-coder-0.5b", runtime="prebuilt")).start()
 
 
 @pytest.mark.parametrize("runtime", ["prebuilt", pytest.param("native", marks=pytest.mark.skipif(
     native_server() is None, reason="no native llama.cpp build (make native)"))])
 def test_a_file_llama_cpp_cannot_load_gives_a_clear_start_error(fake_parts, tmp_path, runtime):
     """The fake parts join into a checksum-valid file that is no GGUF model."""
-    server = local.LocalServer(local.EmbeddedConfig(model="fake", startup_timeout_s=60, runtime=runtime),
+    server = local.LocalServer(llm_config().embedded.replace(model="fake", startup_timeout_s=60, runtime=runtime),
                                model_folder=tmp_path / "models")
     with pytest.raises(ServerStartError, match="exited with code 1 while starting") as err:
         server.start()

@@ -6,11 +6,11 @@ import math
 import numpy as np
 import pytest
 from fakes import ScriptedOpenAIServer, Step
+from quick_settings import QUICK, bare_workspace, quick_with
 
 from crewlib.data.records import Reference
-from crewlib.env import Workspace
 from crewlib.env.observation import FEATURE_NAMES, draft_stats, observe
-from crewlib.eval import EvalExample, EvalReference, EvalSettings, Evaluator, rwgbench
+from crewlib.eval import EvalExample, EvalReference, Evaluator, rwgbench
 from crewlib.eval import marwg_metrics as marwg
 from crewlib.eval.llm_metrics import RWGBENCH_DIMENSIONS, Judge
 from crewlib.tasks import Task
@@ -24,7 +24,7 @@ def example(gold="", gold_cited=("a", "b", "c", "d"), abstract="Target abstract.
 
 
 def score(text, ex, metrics, evaluator=None):
-    evaluator = evaluator or Evaluator({})
+    evaluator = evaluator or Evaluator(QUICK)
     scores = evaluator.score([{"system": "s", "example": "t", "text": text}], [ex], metrics=metrics, progress=False)
     values = dict(scores[["metric", "value"]].itertuples(index=False))
     unavailable = {(u["group"], u["metric"]): u["reason"] for u in scores.attrs["unavailable"]}
@@ -71,10 +71,10 @@ def test_observation_citation_validity_of_a_draft_without_markers_is_zero():
     refs = tuple(Reference(f"p{i}", f"Paper {i}", f"Paper {i} studies summarisation.") for i in range(2))
     task = Task("t", "Target", "We summarise.", refs, {"p0": 1.0, "p1": 0.5}, {"p0": 1.0, "p1": 0.0},
                 target_words=100)
-    ws = Workspace(2)
+    ws = bare_workspace(2)
     ws.write_segment(0, "Summarisation is studied widely. No paper is cited here.", None, t=1)
     stats = draft_stats(ws, task)
-    obs = observe(ws, task, agent=0, t=1, horizon=5, stats=stats)
+    obs = observe(ws, task, agent=0, t=1, horizon=5, stats=stats, caps=QUICK.env.caps)
     assert FEATURE_NAMES[10] == "citation_validity"  # the 11th feature
     assert stats.validity == 0.0 and obs[10] == 0.0
 
@@ -106,7 +106,7 @@ def test_soft_recall_grades_each_gold_reference_by_entailment(make_client):
     text = "Graphs are parsed [R1]. Unrelated sentence. Nodes are sorted [R4]."
     with ScriptedOpenAIServer() as server:
         server.script.extend([_nli("entailment"), _nli("neutral"), _nli("contradiction")])
-        evaluator = Evaluator({}, judges=[Judge("only", make_client(server))], settings=EvalSettings(workers=1))
+        evaluator = Evaluator(quick_with(eval={"workers": 1}), judges=[Judge("only", make_client(server))])
         values, _, _ = score(text, ex, ["soft_recall"], evaluator)
         prompts = [r["messages"][1]["content"] for r in server.requests]
     # Labels for a, b, c in gold order: (1 + 0.5 + 0) / 3 = 0.5.
@@ -128,7 +128,7 @@ def test_rwgbench_judge_score_is_the_mean_of_its_four_own_dimensions(make_client
     with ScriptedOpenAIServer() as server:
         server.script.extend([Step(content=json.dumps({"rationale": "ok", "score": scores_given[d]}))
                               for d in RWGBENCH_DIMENSIONS])
-        evaluator = Evaluator({}, judges=[Judge("only", make_client(server))], settings=EvalSettings(workers=1))
+        evaluator = Evaluator(quick_with(eval={"workers": 1}), judges=[Judge("only", make_client(server))])
         values, _, _ = score("A [R1]. B [R2].", example(), ["rwgbench_judge"], evaluator)
         prompts = [r["messages"][1]["content"] for r in server.requests]
     # (5 + 4 + 3 + 2) / 4 = 3.5, on the 1–5 scale, with no rescaling.

@@ -12,7 +12,7 @@ from crewlib import prompts
 from crewlib.config import ParamsError, load_params
 from crewlib.data.loaders import SAMPLE_FILES, load_multinews
 from crewlib.data.records import MultiDocExample
-from crewlib.llm import LLMConfig
+from crewlib.llm.settings import llm_config
 from crewlib.tasks import task_for
 
 # The templates the systems of notebook 07 (CREW, Orchestrator, SRW, long context, RAG) and the judge send
@@ -56,7 +56,7 @@ def test_news_wording_never_touches_an_articles_own_text(clusters):
 
 def test_unknown_task_wording_is_refused():
     with pytest.raises(ParamsError, match="task_wording"):
-        LLMConfig(task_wording="poetry")
+        llm_config(task_wording="poetry")
     with pytest.raises(ParamsError, match="task_wording"):
         load_params("quick", {"llm": {"task_wording": "poetry"}})
 
@@ -134,7 +134,7 @@ def test_uncited_news_sentences_get_their_sources_key_only_when_switched_on():
     with pytest.raises(Exception, match="cites nothing"):
         parse_json_answer(answer, plain)
     assert parse_json_answer(answer, attributing).text == repaired and attributing.attributed == 2
-    assert load_params("quick")["executor"]["attribute_uncited"] is False  # off for related work
+    assert load_params("quick").executor.attribute_uncited is False  # off for related work
     from crewlib.experiments.multinews import multinews_params
 
-    assert multinews_params(load_params("quick"))["executor"]["attribute_uncited"] is True
+    assert multinews_params(load_params("quick")).executor.attribute_uncited is True

@@ -4,6 +4,7 @@ texts built to hold each fault."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import pytest
@@ -129,7 +130,7 @@ def test_a_paragraph_cut_by_the_length_limit_loses_its_fragment_wherever_it_stan
             f"supervision when trained on WebText [{g}].")
     clean, report = finish_section(text, task, CHECKS)
     assert report.truncated == 1 and "output layer" not in clean and len(paragraphs(clean)) == 2
-    lax = OutputChecks(**{**QUICK["output"], "repairs": ()})
+    lax = dataclasses.replace(CHECKS, repairs=())
     assert "output layer" in finish_section(text, task, lax)[0]  # off: only the section's last sentence
 
 
@@ -138,11 +139,11 @@ def test_a_run_of_citations_naming_a_key_twice_becomes_one(task):
     b, g = key(task, "bert"), key(task, "gpt2")
     text = (f"BERT pretrains deep bidirectional representations [{b}] [{g}] [{b}]. Language models learn tasks without "
             f"explicit supervision [{g}] [{b}].")
-    only = OutputChecks(**{**QUICK["output"], "repairs": ("markers",)})
+    only = dataclasses.replace(CHECKS, repairs=("markers",))
     clean, report = finish_section(text, task, only)
     assert f"representations [{b}, {g}]." in clean and f"supervision [{g}] [{b}]." in clean  # no repeat: kept
     assert report.duplicated_markers == 1
-    assert finish_section(text, task, OutputChecks(**{**QUICK["output"], "repairs": ()}))[0] == text  # off
+    assert finish_section(text, task, dataclasses.replace(CHECKS, repairs=()))[0] == text  # off
 
 
 def test_a_title_only_work_is_credited_with_its_title_and_no_note_reaches_the_section(task):
@@ -232,5 +233,5 @@ def test_random_sections_built_with_every_fault_come_out_without_any(task):
 
 def test_the_repairs_are_settings():
     with pytest.raises(ValueError, match="unknown repairs"):
-        OutputChecks(repairs=("first_persn",))
+        dataclasses.replace(CHECKS, repairs=("first_persn",))
     assert OutputChecks.from_params(load_params("recorded")).repairs == ()

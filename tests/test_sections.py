@@ -11,6 +11,7 @@ import re
 import numpy as np
 import pytest
 from fakes import Step
+from quick_settings import bare_workspace, env_config, executor_settings
 
 from crewlib.config import load_params
 from crewlib.data.records import Reference, RWGExample
@@ -18,7 +19,6 @@ from crewlib.env import Action, CrewEnv, EnvConfig, SurrogateExecutor
 from crewlib.env.checks import segment_findings
 from crewlib.env.llm_executor import LLMExecutor, related_sources
 from crewlib.env.policies import RandomPolicy
-from crewlib.env.workspace import Workspace
 from crewlib.sections import (
     OutputChecks,
     finish_section,
@@ -32,8 +32,9 @@ from crewlib.tasks import build_tasks
 from crewlib.text import sentences
 
 QUICK = load_params("quick")
-THRESHOLD = QUICK["output"]["duplicate_threshold"]
-PARAGRAPH_CHECKS = OutputChecks(duplicate_threshold=THRESHOLD, repairs=())  # the checks without sentence repairs
+THRESHOLD = QUICK.output.duplicate_threshold
+# the checks without sentence repairs
+PARAGRAPH_CHECKS = dataclasses.replace(OutputChecks.from_params(QUICK), duplicate_threshold=THRESHOLD, repairs=())
 REPEATED_MARKER = re.compile(r"\[(R\d+)\]\s*\[\1\]|\[[^\]]*\b(R\d+)\b[^\]]*\b\2\b[^\]]*\]")
 
 EXAMPLE = RWGExample(
@@ -114,7 +115,7 @@ def test_paragraphs_are_ordered_by_theme_without_an_llm(task):
 
 # ------------------------------------------------------------------------------------ the workspace
 def test_a_repeated_segment_merges_when_it_adds_a_citation_and_is_rejected_otherwise():
-    ws = Workspace(3, duplicate_threshold=THRESHOLD)
+    ws = bare_workspace(3, duplicate_threshold=THRESHOLD)
     first = ws.write_segment(0, "Sparse attention patterns reduce the quadratic cost of attention [R1].", None, 1)
     assert ws.write_segment(1, "Sparse attention patterns reduce the quadratic attention cost [R1].", None, 2) is None
     merged = ws.write_segment(2, "Sparse attention patterns reduce the quadratic cost of attention [R1, R2].", None, 3)
@@ -150,7 +151,7 @@ def test_compose_and_critique_are_masked_when_they_cannot_change_anything(sample
     _, infos = env.reset(seed=0, options={"example_index": 0})
     assert infos["agent_0"]["action_mask"].tolist() == [1, 0, 0, 0]  # nothing read: only Retrieve
     _, _, _, _, infos = env.step({a: Action.RETRIEVE for a in env.agents})
-    assert QUICK["env"]["compose_min_sources"] == 2
+    assert QUICK.env.compose_min_sources == 2
     assert infos["agent_0"]["action_mask"][Action.COMPOSE] == 0  # notes on one work: read and share first
     _, _, _, _, infos = env.step({a: Action.DISSEMINATE for a in env.agents})
     assert infos["agent_0"]["action_mask"][Action.COMPOSE] == 1  # the team's notes on three uncited works
@@ -210,7 +211,8 @@ def test_scripted_llm_episodes_that_answer_badly_still_give_a_clean_section(make
             "segment_id": rng.choice([None, 0, 1]), "resolves": [0],
             "feedback": [{"kind": "style", "segment_id": 0, "text": "unclear"}]})))
     client = make_client(scripted_server, cache_mode="off", max_retries=0, concurrency=3)
-    env = CrewEnv([EXAMPLE], LLMExecutor(client), EnvConfig(horizon=8, duplicate_threshold=THRESHOLD), tasks=[task])
+    config = env_config(horizon=8, duplicate_threshold=THRESHOLD)
+    env = CrewEnv([EXAMPLE], LLMExecutor(client, executor_settings()), config, tasks=[task])
     policy = RandomPolicy(seed)
     observations, infos = env.reset(seed=seed, options={"example_index": 0})
     while env.agents:
@@ -242,7 +244,7 @@ def test_sentences_about_the_section_itself_are_meta(sentence, meta):
 def test_a_revision_that_loses_a_cited_work_or_adds_a_repeat_is_rejected():
     """make demo (issue 29): round 3 wrote a paragraph on GPT-2 [R1]; round 6 revised it into BERT text and [R1]
     vanished from the draft, the repeated sentence entering it."""
-    ws = Workspace(3, duplicate_threshold=THRESHOLD, revision_guard=True)
+    ws = bare_workspace(3, duplicate_threshold=THRESHOLD, revision_guard=True)
     gpt2 = ws.write_segment(0, "GPT-2 learns tasks without explicit supervision from millions of webpages [R1].",
                             None, 3)
     ws.write_segment(1, "RoBERTa trains longer with bigger batches [R3]. It removes the next-sentence objective and "
@@ -258,7 +260,7 @@ def test_a_revision_that_loses_a_cited_work_or_adds_a_repeat_is_rejected():
     # A critique that flagged the citation lets the revision drop it.
     ws.add_feedback("hallucinated_citation", gpt2.id, "the sentence citing R1 is not supported by R1", 1, t=8)
     assert ws.write_segment(0, "Zero-shot transfer is studied with large web corpora [R2].", gpt2.id, 9) is gpt2
-    unguarded = Workspace(3, duplicate_threshold=THRESHOLD)
+    unguarded = bare_workspace(3, duplicate_threshold=THRESHOLD)
     seg = unguarded.write_segment(0, gpt2.text.replace("It is", "x"), None, 1)
     assert unguarded.write_segment(1, bert_text, seg.id, 2) is seg  # the recorded setting: no guard
 

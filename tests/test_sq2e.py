@@ -154,14 +154,14 @@ def test_an_unusable_plan_falls_back_to_the_banks_first_questions_counted(params
 
 
 def test_a_role_with_no_questions_asks_nothing(params, endpoint_client):
-    no_editor = load_params("quick", {"llm": params["llm"], "sq2e": {"part_words": 80, "editor_questions": 0}})
+    no_editor = load_params("quick", {"llm": params.llm, "sq2e": {"part_words": 80, "editor_questions": 0}})
     endpoint, client = endpoint_client(expert_plan=["E1"], editor_plan=["D1"])
     steps = SQ2E(no_editor, client).summarise(_document()).notes["steps"]
     assert [s["question"] for s in steps] == ["E1"] and not any("You are the editor" in p for p in endpoint.prompts)
 
 
 def test_questions_per_round_are_capped_and_rounds_repeat_the_questioning(params, endpoint_client):
-    two_rounds = load_params("quick", {**{"llm": params["llm"]}, "sq2e": {"part_words": 80, "rounds": 2,
+    two_rounds = load_params("quick", {**{"llm": params.llm}, "sq2e": {"part_words": 80, "rounds": 2,
                                                                          "expert_questions": 2, "editor_questions": 1}})
     _, client = endpoint_client(expert_plan=["E1", "E2", "E3"], editor_plan=["D1", "D2"])
     steps = SQ2E(two_rounds, client).summarise(_document()).notes["steps"]
@@ -182,7 +182,7 @@ def test_a_long_document_is_shown_in_parts_and_answers_come_from_the_most_releva
 
 def test_direct_generation_records_the_cut_of_a_document_longer_than_the_context(params, endpoint_client):
     _, client = endpoint_client(expert_plan=[], editor_plan=[])
-    small = load_params("quick", {"llm": params["llm"], "sq2e": {"part_words": 80, "dg": {"context_tokens": 900}}})
+    small = load_params("quick", {"llm": params.llm, "sq2e": {"part_words": 80, "dg": {"context_tokens": 900}}})
     summary = DirectGeneration(small, client).summarise(_document(words_per_section=300))
     notes = summary.notes
     assert summary.text == "A direct summary." and notes["truncated"]
@@ -323,7 +323,7 @@ def test_a_summary_over_its_word_limit_is_cut_at_whole_sentences_and_counted(par
     assert fit_words("One two three. Four five six. Seven eight", 20) == ("One two three. Four five six.", True)
     assert fit_words("One two three four five.", 3) == ("One two three", True)  # a first sentence alone too long
     assert fit_words("One two. Three (four).", 4) == ("One two. Three (four).", False)
-    short = load_params("quick", {"llm": params["llm"], "sq2e": {"part_words": 80, "initial_words": 8}})
+    short = load_params("quick", {"llm": params.llm, "sq2e": {"part_words": 80, "initial_words": 8}})
     long_initial = "The study asks a question. It uses a method on data. It finds a result. It concludes"
     endpoint, client = endpoint_client(expert_plan=["E1"], editor_plan=["D1"], initial=long_initial)
     summary = SQ2E(short, client).summarise(_document())
@@ -386,4 +386,4 @@ def test_documents_are_a_seeded_random_sample_of_the_split_unless_the_first_n_ar
     assert len(other) > 1  # the seed decides which
     assert [d.id for d in load_documents(load_params("quick", {"sq2e": {"documents": 2}}), "arxiv", targets=1)] == \
         every[:1]  # the first N when asked
-    assert load_params("full")["sq2e"]["documents"] == 300
+    assert load_params("full").sq2e.documents == 300

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 from fakes import ScriptedOpenAIServer, Step
+from quick_settings import ippo_config
 
-from crewlib.config import load_params
+from crewlib.config import as_dict, load_params
 from crewlib.experiments.transfer import run_transfer
 
 SECTION = "Prior work on summarisation metrics [R1] and pretraining [R2] shapes this paper."
@@ -58,8 +59,9 @@ def test_the_shipped_controller_is_trained_further_with_the_llm_executor_and_shi
 
     with ScriptedOpenAIServer(default=Step(content='{"notes": ["A finding."], "confidence": 0.9}')) as server:
         params = _params(tmp_path, {"scripted": server})
-        params = load_params("quick", {**{k: v for k, v in params.items() if k in ("llm", "baselines")},
-                                       "transfer": {**params["transfer"], "llm_training": {
+        settings = as_dict(params)
+        params = load_params("quick", {**{k: v for k, v in settings.items() if k in ("llm", "baselines")},
+                                       "transfer": {**settings["transfer"], "llm_training": {
                                            "backbone": "scripted", "updates": 1, "rounds": 2,
                                            "checkpoint": str(tmp_path / "shipped" / "llm.pt")}},
                                        "ippo": {"episodes_per_update": 2}})
@@ -76,10 +78,9 @@ def test_a_reproduced_llm_training_is_told_apart_from_a_changed_one(tmp_path):
     import torch
 
     from crewlib.experiments.transfer import _reproduced
-    from crewlib.rl import IPPOConfig
     from crewlib.rl.controller import build_network, save_checkpoint
 
-    cfg = IPPOConfig()
+    cfg = ippo_config()
     torch.manual_seed(0)
     net = build_network(cfg, 3)
     save_checkpoint(tmp_path / "a.pt", net, cfg, 3)

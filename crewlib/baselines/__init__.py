@@ -12,10 +12,10 @@ to the others.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
 
 from crewlib.baselines.base import Generation, System, SystemUnavailableError, approx_tokens
 from crewlib.llm import LLMClient
+from crewlib.schema import Params
 
 SYSTEMS: dict[str, str] = {
     "crew": "crewlib.baselines.env_systems:Crew",
@@ -42,6 +42,6 @@ def system_class(name: str) -> type[System]:
     return getattr(importlib.import_module(module), cls)
 
 
-def make_system(name: str, params: Mapping, client: LLMClient | None = None) -> System:
+def make_system(name: str, params: Params, client: LLMClient | None = None) -> System:
     """The system registered as ``name``, built from ``params`` (its ``baselines.<name>`` block)."""
     return system_class(name)(params, client)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections import Counter
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -20,6 +19,7 @@ from crewlib import CrewError
 from crewlib.citations import CitationCheck, check_citations
 from crewlib.data.records import RWGExample
 from crewlib.llm import Caller, CallRecord, Ledger, LLMClient
+from crewlib.schema import Params
 from crewlib.sections import OutputChecks, finish_section
 from crewlib.tasks import Task, task_for, title_only
 from crewlib.text import approx_tokens  # noqa: F401 - part of this module's interface
@@ -72,15 +72,15 @@ class System:
     name: ClassVar[str] = "system"
     uses_llm: ClassVar[bool] = True
 
-    def __init__(self, params: Mapping, client: LLMClient | None = None) -> None:
-        self.params = dict(params)
+    def __init__(self, params: Params, client: LLMClient | None = None) -> None:
+        self.params = params
         if self.uses_llm and client is None:
             raise ValueError(f"{self.name} needs an LLM client (crewlib.llm.connect(params))")
         self.client = client
-        self.settings = dict(self.params["baselines"][self.name])
+        self.settings = getattr(self.params.baselines, self.name)
 
     @classmethod
-    def min_rounds(cls, params: Mapping) -> int:
+    def min_rounds(cls, params: Params) -> int:
         """The fewest rounds in which this system can write anything (1: it writes in its first)."""
         return 1
 

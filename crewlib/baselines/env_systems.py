@@ -51,21 +51,21 @@ class EnvSystem(System):
     @property
     def rounds(self) -> int:
         """The rounds of ``settings`` (a fixed number; for ``auto`` see :meth:`rounds_for`)."""
-        if self.settings["rounds"] == "auto":
+        if self.settings.rounds == "auto":
             raise ValueError(f"{self.name}: rounds is auto, which depends on the task: use rounds_for(task)")
-        return int(self.settings["rounds"])
+        return int(self.settings.rounds)
 
     @classmethod
     def min_rounds(cls, params) -> int:
         """A paragraph needs ``env.compose_min_sources`` works read first, one per agent and round: that many
         rounds of reading, then one to compose."""
-        return int(params["env"]["compose_min_sources"]) + 1
+        return int(params.env.compose_min_sources) + 1
 
     def rounds_for(self, task: Task) -> int:
         """The rounds to play on ``task``: the fixed number, or :func:`auto_rounds` for ``auto``."""
-        if self.settings["rounds"] != "auto":
+        if self.settings.rounds != "auto":
             return self.rounds
-        return auto_rounds(task, self.params["env"]["n_agents"], int(self.settings["max_rounds"]))
+        return auto_rounds(task, self.params.env.n_agents, int(self.settings.max_rounds))
 
     def executor(self):
         return LLMExecutor.from_params(self.client, self.params, system=self.name)
@@ -106,7 +106,7 @@ class Crew(EnvSystem):
         from crewlib.rl.controller import ControllerError, PolicyController, controller_path
 
         try:
-            return PolicyController.load(controller_path(self.params), greedy=bool(self.settings["greedy"]))
+            return PolicyController.load(controller_path(self.params), greedy=bool(self.settings.greedy))
         except ControllerError as exc:
             raise SystemUnavailableError(f"CREW needs a trained controller: {exc}") from exc
 
@@ -227,5 +227,5 @@ class Orchestrator(EnvSystem):
     name = "orchestrator"
 
     def policy(self, env: CrewEnv):
-        return OrchestratorPolicy(self.client, env, system=self.name, max_tokens=int(self.settings["max_tokens"]),
-                                  on_failure=self.settings["on_failure"], constrain=self.settings["constrain"])
+        return OrchestratorPolicy(self.client, env, system=self.name, max_tokens=int(self.settings.max_tokens),
+                                  on_failure=self.settings.on_failure, constrain=self.settings.constrain)

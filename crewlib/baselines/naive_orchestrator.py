@@ -109,11 +109,11 @@ class NaiveOrchestrator(System):
 
     @property
     def n_agents(self) -> int:
-        return int(self.params["env"]["n_agents"])
+        return int(self.params.env.n_agents)
 
     @property
     def max_steps(self) -> int:
-        return int(self.settings["max_steps"])
+        return int(self.settings.max_steps)
 
     def _coordinator(self, content: str) -> list[dict[str, str]]:
         return [{"role": "system", "content": prompts.NAIVE_COORDINATOR_SYSTEM}, {"role": "user", "content": content}]
@@ -123,7 +123,7 @@ class NaiveOrchestrator(System):
         try:
             return self.client.chat_json(
                 self._coordinator(prompt), schema, caller=self.caller(role),
-                max_tokens=int(self.settings["plan_max_tokens"]),
+                max_tokens=int(self.settings.plan_max_tokens),
                 prompt_version=prompts.PROMPT_VERSION).parsed
         except LLMError as exc:
             fallbacks[f"{role}:{type(exc).__name__}"] += 1
@@ -145,7 +145,7 @@ class NaiveOrchestrator(System):
                                               references=reference_block(task, keys=keys))
             messages = [{"role": "system", "content": prompts.NAIVE_AGENT_SYSTEM}, {"role": "user", "content": user}]
             requests.append(ChatRequest(messages, caller=self.caller("agent", agent), sample_index=step,
-                                        max_tokens=int(self.settings["agent_max_tokens"]),
+                                        max_tokens=int(self.settings.agent_max_tokens),
                                         prompt_version=prompts.PROMPT_VERSION))
             agents.append(agent)
             agent_keys.append(tuple(keys))
@@ -202,7 +202,7 @@ class NaiveOrchestrator(System):
         text, reason = "", "write:empty"
         try:
             text = self.client.chat(self._coordinator(prompt), caller=self.caller("write"),
-                                    max_tokens=int(self.params["baselines"]["max_tokens"]),
+                                    max_tokens=int(self.params.baselines.max_tokens),
                                     prompt_version=prompts.PROMPT_VERSION).content.strip()
         except LLMError as exc:
             reason = f"write:{type(exc).__name__}"

@@ -14,7 +14,7 @@ writes no ``[Rk]`` citations; its notes say so.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from crewlib.baselines.base import Generation, System, SystemUnavailableError
 from crewlib.data.records import RWGExample
 from crewlib.llm import LLMClient
+from crewlib.schema import Params
 from crewlib.tasks import Task
 
 DOC_SEP = "<doc-sep>"
@@ -120,17 +121,17 @@ class Primera(System):
     name = "primera"
     uses_llm = False
 
-    def __init__(self, params: Mapping, client: LLMClient | None = None) -> None:
+    def __init__(self, params: Params, client: LLMClient | None = None) -> None:
         super().__init__(params, client)
         self._loaded: tuple[Any, Any, str] | None = None  # (model, tokenizer, device), at first generation
 
     @property
     def model_name(self) -> str:
-        return os.environ.get("CREW_PRIMERA_PATH") or self.settings["model"]
+        return os.environ.get("CREW_PRIMERA_PATH") or self.settings.model
 
     def load(self) -> tuple[Any, Any, str]:
         if self._loaded is None:
-            self._loaded = load_primera(self.model_name, self.settings["device"])
+            self._loaded = load_primera(self.model_name, self.settings.device)
         return self._loaded
 
     def summarise(self, documents: Sequence[str]) -> tuple[str, PrimeraInput]:
@@ -138,15 +139,15 @@ class Primera(System):
         model, tokenizer, device = self.load()
         import torch  # after load(): that says clearly when torch is missing
 
-        encoded = format_primera_input(documents, tokenizer, int(self.settings["max_input_tokens"]))
+        encoded = format_primera_input(documents, tokenizer, int(self.settings.max_input_tokens))
         input_ids = torch.tensor([encoded.input_ids], device=device)
         global_attention_mask = torch.zeros_like(input_ids)
         global_attention_mask[0, encoded.global_attention] = 1
         with torch.no_grad():
             output = model.generate(input_ids=input_ids, attention_mask=torch.ones_like(input_ids),
                                     global_attention_mask=global_attention_mask,
-                                    num_beams=int(self.settings["num_beams"]),
-                                    max_new_tokens=int(self.settings["max_output_tokens"]))
+                                    num_beams=int(self.settings.num_beams),
+                                    max_new_tokens=int(self.settings.max_output_tokens))
         return tokenizer.decode(output[0], skip_special_tokens=True).strip(), encoded
 
     def _generate(self, example: RWGExample, task: Task) -> Generation:

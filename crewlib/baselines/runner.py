@@ -17,6 +17,7 @@ from crewlib.baselines.base import Generation, System
 from crewlib.config import with_overrides
 from crewlib.data.records import RWGExample
 from crewlib.llm import LLMClient, connect
+from crewlib.schema import Params
 from crewlib.tasks import Task
 
 
@@ -25,10 +26,10 @@ class SystemRun:
     generation: Generation
     system: System  # after the run: ``trace`` for the environment's systems
     client: LLMClient | None  # None for a system without an LLM
-    params: dict  # with the rounds override applied
+    params: Params  # with the rounds override applied
 
 
-def run_system(params: dict, name: str, example: RWGExample, task: Task | Callable[[dict], Task], *,
+def run_system(params: Params, name: str, example: RWGExample, task: Task | Callable[[dict], Task], *,
                rounds: int | str | None = None, hooks: Sequence[Callable[[System, LLMClient | None, Task], None]] = (),
                session: dict | None = None) -> SystemRun:
     """Run system ``name`` on ``example``.

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -10,18 +9,19 @@ import numpy as np
 from crewlib import prompts
 from crewlib.baselines.base import Generation, System, approx_tokens, reference_block
 from crewlib.data.records import RWGExample
+from crewlib.schema import Params
 from crewlib.tasks import Task
 
 
-def context_tokens(params: Mapping, configured: int | None, setting: str) -> int:
+def context_tokens(params: Params, configured: int | None, setting: str) -> int:
     """A one-prompt system's context: ``configured``, else the embedded model's slot; for another endpoint a
     ValueError starting with ``setting`` (what to set) names the model."""
     if configured:
         return int(configured)
-    llm = params["llm"]
-    if llm["provider"] == "embedded":
-        return int(llm["embedded"]["n_ctx_per_slot"])
-    raise ValueError(f"{setting} to the context of {llm['model']} (null means the embedded model's "
+    llm = params.llm
+    if llm.provider == "embedded":
+        return int(llm.embedded.n_ctx_per_slot)
+    raise ValueError(f"{setting} to the context of {llm.model} (null means the embedded model's "
                      "llm.embedded.n_ctx_per_slot)")
 
 
@@ -37,7 +37,7 @@ class _OnePrompt(System):
 
     @property
     def max_tokens(self) -> int:
-        return int(self.params["baselines"]["max_tokens"])
+        return int(self.params.baselines.max_tokens)
 
 
 class LongContext(_OnePrompt):
@@ -47,7 +47,7 @@ class LongContext(_OnePrompt):
 
     @property
     def context_tokens(self) -> int:
-        return context_tokens(self.params, self.settings["context_tokens"],
+        return context_tokens(self.params, self.settings.context_tokens,
                               "long_context: set baselines.long_context.context_tokens")
 
     def material(self, task: Task) -> tuple[str, dict]:
@@ -101,7 +101,7 @@ class RAG(_OnePrompt):
 
     def chunks(self, task: Task) -> tuple[list[tuple[str, str]], int]:
         """(key, text) chunks of every reference, and how many chunks the per-reference cap dropped."""
-        size, cap = int(self.settings["chunk_words"]), int(self.settings["max_chunks_per_reference"])
+        size, cap = int(self.settings.chunk_words), int(self.settings.max_chunks_per_reference)
         out, dropped = [], 0
         for key, ref in zip(task.keys, task.references, strict=True):
             words = ref.abstract.split() or ["(no abstract)"]
@@ -118,7 +118,7 @@ class RAG(_OnePrompt):
         chunks = chunks if chunks is not None else self.chunks(task)[0]
         vectors = embed([task.target_text] + [text for _, text in chunks])
         scores = vectors[1:] @ vectors[0]
-        order = np.argsort(-scores, kind="stable")[: int(self.settings["top_k"])]
+        order = np.argsort(-scores, kind="stable")[: int(self.settings.top_k)]
         return [Chunk(chunks[i][0], chunks[i][1], float(scores[i])) for i in order]
 
     def _generate(self, example: RWGExample, task: Task) -> Generation:

@@ -59,7 +59,7 @@ class SRW(_OnePrompt):
 
     @property
     def memory_tokens(self) -> int:
-        return int(self.settings["memory_tokens"])
+        return int(self.settings.memory_tokens)
 
     def cap(self, memory: WorkingMemory) -> tuple[WorkingMemory, int]:
         """Drop the oldest notes until the memory's JSON fits ``memory_tokens``; returns the number dropped."""
@@ -77,7 +77,7 @@ class SRW(_OnePrompt):
                                          memory=json.dumps(memory.model_dump(), ensure_ascii=False))
         messages = [{"role": "system", "content": prompts.WRITER_SYSTEM}, {"role": "user", "content": prompt}]
         result = self.client.chat_json(messages, WorkingMemory, caller=self.caller("reader"),
-                                       max_tokens=int(self.settings["read_max_tokens"]),
+                                       max_tokens=int(self.settings.read_max_tokens),
                                        prompt_version=prompts.PROMPT_VERSION)
         return result.parsed
 
@@ -86,10 +86,10 @@ class SRW(_OnePrompt):
     def rounds_for(self, task: Task) -> int:
         """The reading rounds on ``task``: ``rounds`` papers read one by one, at most the pool (the progress bar's
         length; the writing call follows them)."""
-        return len(reading_order(task, int(self.settings["rounds"])))
+        return len(reading_order(task, int(self.settings.rounds)))
 
     def _generate(self, example: RWGExample, task: Task) -> Generation:
-        order = reading_order(task, int(self.settings["rounds"]))
+        order = reading_order(task, int(self.settings.rounds))
         memory = WorkingMemory(notes=[])
         generation = Generation(self.name, example.target_id, "", dict(task.key_to_id))
         sizes = []

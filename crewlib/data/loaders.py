@@ -39,6 +39,7 @@ from crewlib.data.records import (
     reference_from_fields,
     with_introduction,
 )
+from crewlib.schema import Params
 
 SAMPLE_DIR = PROJECT_ROOT / "data" / "sample"
 SAMPLE_FILES = {
@@ -388,19 +389,19 @@ def load_long_documents(dataset: str, path: str | os.PathLike | None = None, *, 
 
 
 # ----------------------------------------------------------------------------- by params
-def load_task_data(params: dict, task: str, *, split: str | None = None,
+def load_task_data(params: Params, task: str, *, split: str | None = None,
                    limit: int | None = None) -> tuple[list, LoadReport]:
-    """Load ``task`` (oarelatedwork, multinews, arxiv, pubmed) as ``params['data']`` says.
+    """Load ``task`` (oarelatedwork, multinews, arxiv, pubmed) as ``params.data`` says.
 
     ``data.source``: ``sample`` (the bundled corpus), ``local`` (``data.<task>_path``) or ``hub``.
     """
-    data = params.get("data", {})
-    source = data.get("source", "sample")
+    data = params.data
+    source = data.source
     path = None
     if source == "sample":
         path = SAMPLE_FILES[task]
     elif source == "local":
-        path = data.get(f"{task}_path")
+        path = getattr(data, f"{task}_path")
         if not path:
             raise DatasetUnavailableError(f"data.source is 'local' but data.{task}_path is not set")
         from crewlib.config import resolve_path
@@ -408,10 +409,10 @@ def load_task_data(params: dict, task: str, *, split: str | None = None,
         path = resolve_path(path)
     elif source != "hub":
         raise ValueError(f"data.source must be sample, local or hub, not {source!r}")
-    split = split or data.get("split", "train")
-    limit = limit if limit is not None else data.get("limit")
+    split = split or data.split
+    limit = limit if limit is not None else data.limit
     if task == "oarelatedwork":
-        return load_oarelatedwork(path, split=split, config=data.get("oarelatedwork_config", "abstracts"),
+        return load_oarelatedwork(path, split=split, config=data.oarelatedwork_config,
                                   limit=limit)
     if task == "multinews":
         return load_multinews(path, split=split, limit=limit)

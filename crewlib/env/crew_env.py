@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from gymnasium import spaces
@@ -21,43 +21,46 @@ from pettingzoo import ParallelEnv
 
 from crewlib.actions import ACTION_NAMES, Action
 from crewlib.citations import find_citation_keys
-from crewlib.config import default_params, from_quick
 from crewlib.data.records import RWGExample
 from crewlib.env.checks import feedback_is_real, fixed_feedback
 from crewlib.env.executors import ActionRequest, Executor
 from crewlib.env.observation import (
     FEATURE_NAMES,
-    ObservationCaps,
     action_mask,
     compose_capacity,
     draft_stats,
     feature_indices,
     observe,
 )
-from crewlib.env.reward import Qualities, RewardWeights, feedback_quality, qualities, team_reward
+from crewlib.env.reward import Qualities, feedback_quality, qualities, team_reward
 from crewlib.env.trace import EpisodeTrace
 from crewlib.env.workspace import Proposal, Workspace, merge_proposals
+from crewlib.schema import CapsBlock, Params, RewardBlock
 from crewlib.sections import OutputChecks
 from crewlib.tasks import Task
 
 
 @dataclass(frozen=True)
 class EnvConfig:
-    """The ``env`` block of params (defaults: ``params/quick.yaml``)."""
+    """What the environment reads from params: the ``env`` block and the ``output`` checks, flattened.
 
-    n_agents: int = from_quick("env.n_agents")
-    horizon: int = from_quick("env.horizon")
-    relevance: str = from_quick("env.relevance")  # how the pool is ordered: tfidf | embedding
-    target_words: int = from_quick("env.target_words")  # feature 9 normalises the draft length by this
-    weights: RewardWeights = field(default_factory=RewardWeights)
-    caps: ObservationCaps = field(default_factory=ObservationCaps)
-    duplicate_threshold: float = from_quick("output.duplicate_threshold")  # a segment this close to another repeats it
-    output: OutputChecks = field(default_factory=lambda: OutputChecks.from_params(default_params()))  # the final checks
-    compose_min_sources: int = from_quick("env.compose_min_sources")  # uncited works a new paragraph needs
-    revision_guard: bool = from_quick("env.revision_guard")  # a revision may not lose a cited work or add a repeat
-    round_masks: bool = from_quick("env.round_masks")  # Compose / Critique masked at the level of the round
-    masked_features: tuple[str, ...] = ()  # features or groups observed as 0 (the social-observation ablation)
-    disabled_actions: tuple[str, ...] = ()  # actions removed from the action space (the no-Critique ablation)
+    No defaults here: build it with :meth:`from_params` (``params/quick.yaml`` holds every default) and change
+    one setting with ``dataclasses.replace`` (``horizon`` is the rounds of one episode; a system that writes
+    with CREW sets it from ``baselines.crew.rounds``, training from ``env.horizon``)."""
+
+    n_agents: int
+    horizon: int  # rounds of one episode
+    relevance: str  # how the pool is ordered: tfidf | embedding
+    target_words: int  # feature 9 normalises the draft length by this
+    weights: RewardBlock
+    caps: CapsBlock
+    duplicate_threshold: float  # a segment this close to another repeats it (output.duplicate_threshold)
+    output: OutputChecks  # the final checks
+    compose_min_sources: int  # uncited works a new paragraph needs
+    revision_guard: bool  # a revision may not lose a cited work or add a repeat
+    round_masks: bool  # Compose / Critique masked at the level of the round
+    masked_features: tuple[str, ...]  # features or groups observed as 0 (the social-observation ablation)
+    disabled_actions: tuple[str, ...]  # actions removed from the action space (the no-Critique ablation)
 
     def __post_init__(self) -> None:
         feature_indices(self.masked_features)  # an unknown name fails here, not mid-episode
@@ -66,25 +69,24 @@ class EnvConfig:
             raise ValueError(f"env.disabled_actions: unknown actions {unknown}; known: {list(ACTION_NAMES)}")
 
     @classmethod
-    def from_params(cls, params: dict) -> EnvConfig:
-        env = dict(params["env"])
-        weights = RewardWeights(**env.pop("reward"))
-        caps = ObservationCaps(**env.pop("caps"))
-        masked, disabled = tuple(env.pop("masked_features")), tuple(env.pop("disabled_actions"))
-        return cls(**env, weights=weights, caps=caps, masked_features=masked, disabled_actions=disabled,
-                   duplicate_threshold=params["output"]["duplicate_threshold"], output=OutputChecks.from_params(params))
+    def from_params(cls, params: Params) -> EnvConfig:
+        env = params.env
+        return cls(n_agents=env.n_agents, horizon=env.horizon, relevance=env.relevance, target_words=env.target_words,
+                   weights=env.reward, caps=env.caps, duplicate_threshold=params.output.duplicate_threshold,
+                   output=OutputChecks.from_params(params), compose_min_sources=env.compose_min_sources,
+                   revision_guard=env.revision_guard, round_masks=env.round_masks,
+                   masked_features=tuple(env.masked_features), disabled_actions=tuple(env.disabled_actions))
 
 
 class CrewEnv(ParallelEnv):
     metadata = {"name": "crew_v0", "is_parallelizable": True}
 
-    def __init__(self, examples: list[RWGExample], executor: Executor, config: EnvConfig | None = None,
+    def __init__(self, examples: list[RWGExample], executor: Executor, config: EnvConfig,
                  tasks: list[Task] | None = None) -> None:
         """``tasks``: one per example, from :func:`crewlib.tasks.build_tasks` (graph, pool filter,
         centrality); without them the examples form a corpus of their own, unfiltered."""
         if not examples:
             raise ValueError("CrewEnv needs at least one related-work example")
-        config = config or EnvConfig()
         self.examples = examples
         self.executor = executor
         self.config = config
@@ -93,11 +95,12 @@ class CrewEnv(ParallelEnv):
         self.possible_agents = [f"agent_{i}" for i in range(config.n_agents)]
         self.agents: list[str] = []
         if tasks is None:  # a standalone environment: the given examples are the whole corpus
-            from crewlib.tasks import build_tasks
+            from crewlib.tasks import corpus_tasks
 
-            own = build_tasks({"graph": {"min_connections": 0}, "features": {},
-                               "env": {"relevance": config.relevance, "target_words": config.target_words}}, examples)
-            tasks = [own.tasks[e.target_id] for e in examples]
+            ids = [e.target_id for e in examples]
+            own = corpus_tasks(examples, [], ids, min_connections=0, relevance=config.relevance,
+                               target_words=config.target_words)
+            tasks = [own.tasks[i] for i in ids]
         if len(tasks) != len(examples) or any(t.target_id != e.target_id for t, e in zip(tasks, examples, strict=True)):
             raise ValueError("CrewEnv: tasks must be given one per example, in the examples' order")
         self._tasks: dict[int, Task] = dict(enumerate(tasks))

@@ -17,12 +17,12 @@ import pydantic
 from crewlib import prompts
 from crewlib.actions import Action
 from crewlib.citations import find_citation_keys
-from crewlib.config import default
 from crewlib.data.records import Reference
 from crewlib.env.checks import TEXT_CHECKS, revisable_feedback, segment_findings, uncovered_notes, uncovered_sources
 from crewlib.env.executors import ActionRequest, Executor, RoundCost
 from crewlib.env.workspace import FEEDBACK_KINDS, Note, Proposal, Workspace
 from crewlib.llm import Caller, ChatRequest, LLMClient, LLMError
+from crewlib.schema import ExecutorBlock, Params
 from crewlib.sections import cite_sentence, is_meta, is_truncated
 from crewlib.tasks import Task, title_only
 from crewlib.text import approx_tokens, content_words, sentences, support
@@ -255,10 +255,6 @@ def _short(text: str, words: int = 60) -> str:
     return text if len(parts) <= words else " ".join(parts[:words]) + " ..."
 
 
-def _setting(name: str, value):
-    return default(f"executor.{name}") if value is None else value
-
-
 def _work_texts(notes: list[Note] | tuple[Note, ...], keys, task: Task) -> dict[str, str]:
     """Key → what a sentence attributed to that work may rest on: the notes on it, then its abstract."""
     return {k: " ".join([*(n.text for n in notes if task.key_to_id[k] in n.sources), task.reference_by_key[k].abstract])
@@ -319,24 +315,20 @@ class LLMExecutor(Executor):
 
     name = "llm"
 
-    def __init__(self, client: LLMClient, max_tokens: Mapping[str, int] | None = None, system: str = "crew", *,
-                 max_notes: int | None = None, context_tokens: int | None = None,
-                 compose_sources: int | None = None, attribute_uncited: bool = False,
-                 keep_opening_markers: bool | None = None, salvage_paragraphs: bool | None = None,
-                 own_notes_first: bool | None = None, compose_form: str | None = None,
-                 check_notes: bool | None = None) -> None:
+    def __init__(self, client: LLMClient, settings: ExecutorBlock, system: str = "crew") -> None:
+        """``settings``: the ``executor`` block of params; ``system``: the name the ledger records the calls under."""
         self.client = client
-        self.max_tokens = {**default("executor.max_tokens"), **(max_tokens or {})}
-        self.max_notes = _setting("max_notes", max_notes)
-        self.context_tokens = context_tokens
+        self.max_tokens = settings.max_tokens.model_dump()
+        self.max_notes = settings.max_notes
+        self.context_tokens = settings.context_tokens
         self.context_cuts = 0
-        self.compose_sources = _setting("compose_sources", compose_sources)
-        self.attribute_uncited = attribute_uncited
-        self.keep_opening_markers = _setting("keep_opening_markers", keep_opening_markers)
-        self.salvage_paragraphs = _setting("salvage_paragraphs", salvage_paragraphs)
-        self.own_notes_first = _setting("own_notes_first", own_notes_first)
-        self.compose_form = _setting("compose_form", compose_form)
-        self.check_notes = _setting("check_notes", check_notes)
+        self.compose_sources = settings.compose_sources
+        self.attribute_uncited = settings.attribute_uncited
+        self.keep_opening_markers = settings.keep_opening_markers
+        self.salvage_paragraphs = settings.salvage_paragraphs
+        self.own_notes_first = settings.own_notes_first
+        self.compose_form = settings.compose_form
+        self.check_notes = settings.check_notes
         self.notes_dropped = 0  # Retrieve notes about the target instead of the work read (check_notes)
         self.attributed = 0  # sentences of new paragraphs given their source's key (attribute_uncited)
         self.dropped = 0  # sentences of paragraphs citing keys they were not given, dropped (salvage_paragraphs)
@@ -344,13 +336,8 @@ class LLMExecutor(Executor):
         self._read: dict[tuple[str, str], list[str]] = {}
 
     @classmethod
-    def from_params(cls, client: LLMClient, params: Mapping, system: str = "crew") -> LLMExecutor:
-        block = params["executor"]
-        return cls(client, block["max_tokens"], system, max_notes=block["max_notes"],
-                   context_tokens=block["context_tokens"], compose_sources=block["compose_sources"],
-                   attribute_uncited=block["attribute_uncited"], keep_opening_markers=block["keep_opening_markers"],
-                   salvage_paragraphs=block["salvage_paragraphs"], own_notes_first=block["own_notes_first"],
-                   compose_form=block["compose_form"], check_notes=block["check_notes"])
+    def from_params(cls, client: LLMClient, params: Params, system: str = "crew") -> LLMExecutor:
+        return cls(client, params.executor, system)
 
     def reset(self, seed: int | None) -> None:
         self._read: dict[tuple[str, str], list[str]] = {}  # (target, reference) → its notes, read once per episode

@@ -15,7 +15,6 @@ import numpy as np
 
 from crewlib.actions import Action
 from crewlib.citations import find_citation_keys
-from crewlib.config import from_quick
 from crewlib.env.checks import (
     check_sentence,
     knowledge,
@@ -26,6 +25,7 @@ from crewlib.env.checks import (
 )
 from crewlib.env.reward import sim
 from crewlib.env.workspace import Workspace
+from crewlib.schema import CapsBlock
 from crewlib.tasks import Task
 from crewlib.text import sentences, word_count
 
@@ -61,13 +61,6 @@ def feature_indices(names: Iterable[str]) -> tuple[int, ...]:
 
 
 @dataclass(frozen=True)
-class ObservationCaps:
-    local_notes: int = from_quick("env.caps.local_notes")
-    global_notes: int = from_quick("env.caps.global_notes")
-    feedback: int = from_quick("env.caps.feedback")
-
-
-@dataclass(frozen=True)
 class DraftStats:
     """Per-round draft statistics shared by every agent's observation."""
 
@@ -98,9 +91,9 @@ def draft_stats(ws: Workspace, task: Task) -> DraftStats:
 
 
 def observe(ws: Workspace, task: Task, agent: int, t: int, horizon: int, stats: DraftStats,
-            caps: ObservationCaps | None = None) -> np.ndarray:
-    """The observation of ``agent`` at round ``t`` (float32, shape (20,))."""
-    caps = caps or ObservationCaps()
+            caps: CapsBlock) -> np.ndarray:
+    """The observation of ``agent`` at round ``t`` (float32, shape (20,)); ``caps``: ``env.caps``, the counts
+    that normalise features 13-15."""
     n_pool = len(task.references)
     read_self = set(ws.read_log[agent])
     read_team = {r for log in ws.read_log for r in log}

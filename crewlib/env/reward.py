@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
-from crewlib.config import from_quick
+from crewlib.schema import RewardBlock
 from crewlib.text import tokens
 
 
@@ -76,18 +76,6 @@ def f1(predicted: set[str], gold: set[str]) -> float:
 
 
 @dataclass(frozen=True)
-class RewardWeights:
-    """Weights of the reward's terms (``env.reward``); a weight of 0 turns its term off."""
-
-    draft: float = from_quick("env.reward.draft")
-    local: float = from_quick("env.reward.local")
-    glob: float = from_quick("env.reward.glob")
-    feedback: float = from_quick("env.reward.feedback")
-    cost: float = from_quick("env.reward.cost")
-    alpha: float = from_quick("env.reward.alpha")  # q_draft = alpha * sim + (1 - alpha) * citation F1
-
-
-@dataclass(frozen=True)
 class Qualities:
     draft: float
     local: float
@@ -117,7 +105,7 @@ class RewardTerms:
 
 
 def team_reward(before: Qualities, after: Qualities, q_feedback: float, tokens_used: int,
-                w: RewardWeights) -> RewardTerms:
+                w: RewardBlock) -> RewardTerms:
     d_draft, d_local, d_global = after.draft - before.draft, after.local - before.local, after.glob - before.glob
     total = (w.draft * d_draft + w.local * d_local + w.glob * d_global + w.feedback * q_feedback
              - w.cost * tokens_used / 1000)

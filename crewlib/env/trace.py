@@ -11,6 +11,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pydantic
+
 from crewlib.citations import check_citations, find_citation_keys
 from crewlib.sections import OutputChecks, finish_section, join_short_paragraphs, order_paragraphs
 
@@ -131,6 +133,8 @@ def _proposal(p, accepted: bool) -> dict:
 
 
 def _jsonable(value):
+    if isinstance(value, pydantic.BaseModel):  # a params block (the reward weights, the caps)
+        return _jsonable(value.model_dump())
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

@@ -114,10 +114,12 @@ class Workspace:
     last_action: list[int | None] = field(default_factory=list)
     last_draft_change: int = 0
     last_critique: int = -1  # the round the last critique landed (Critique waits for a changed draft)
-    duplicate_threshold: float = 1.01  # a new segment overlapping an existing one this much repeats it (> 1: never)
-    compose_min_sources: int = 1  # uncited works a new paragraph needs (fewer: read and share first)
-    revision_guard: bool = False  # reject a revision that loses a cited work or adds a repeated sentence
-    sentence_threshold: float = 0.8  # overlap at which a sentence repeats another (the revision guard)
+    # The settings (the environment passes them from params: output.duplicate_threshold, env.compose_min_sources,
+    # env.revision_guard, output.sentence_threshold).
+    duplicate_threshold: float = field(kw_only=True)  # a new segment overlapping an existing one this much repeats it
+    compose_min_sources: int = field(kw_only=True)  # uncited works a new paragraph needs (fewer: read and share first)
+    revision_guard: bool = field(kw_only=True)  # reject a revision that loses a cited work or adds a repeated sentence
+    sentence_threshold: float = field(kw_only=True)  # overlap at which a sentence repeats another (the revision guard)
     edits: Counter = field(default_factory=Counter)  # what write_segment did: merged / rejected repeats, markers
     ever_cited: set[str] = field(default_factory=set)  # every key the draft has cited at some point
     _next_segment: int = 0

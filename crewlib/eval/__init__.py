@@ -9,7 +9,7 @@
 """
 
 from crewlib.eval.examples import EvalExample, EvalReference
-from crewlib.eval.suite import LLM_METRICS, REFERENCE_METRICS, EvalSettings, Evaluator, Unavailable, summarise
+from crewlib.eval.suite import LLM_METRICS, REFERENCE_METRICS, Evaluator, Unavailable, summarise
 
-__all__ = ["LLM_METRICS", "REFERENCE_METRICS", "EvalExample", "EvalReference", "EvalSettings", "Evaluator",
+__all__ = ["LLM_METRICS", "REFERENCE_METRICS", "EvalExample", "EvalReference", "Evaluator",
            "Unavailable", "summarise"]

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 import numpy as np
@@ -35,10 +35,10 @@ import pandas as pd
 import pydantic
 
 from crewlib import prompts
-from crewlib.config import default, from_quick
 from crewlib.eval.examples import EvalExample
 from crewlib.eval.llm_metrics import Judge, ask, parallel
 from crewlib.llm import Caller
+from crewlib.schema import InstrumentBlock, Params
 
 # Each measure and its direction: +1 when more is better, −1 when less is.
 MEASURES = {"citation_recall": 1, "support": 1, "claim_support": 1, "number_support": 1, "coherence": 1,
@@ -50,37 +50,17 @@ LLM_MEASURES = frozenset({"claim_support"})
 SET = "papers"  # the column naming a row's discrimination set (instrument.papers) when several were measured
 
 
-@dataclass(frozen=True)
-class InstrumentSettings:
-    """The ``instrument`` block of the params; the defaults are ``params/quick.yaml``'s."""
+def instrument_settings(params: Params) -> InstrumentBlock:
+    """The ``instrument`` block of ``params``, its weights checked against :data:`MEASURES`."""
+    unknown = [m for m in params.instrument.weights if m not in MEASURES]
+    if unknown:
+        raise ValueError(f"instrument.weights: unknown measures {unknown}; known: {sorted(MEASURES)}")
+    return params.instrument
 
-    papers: tuple[Literal["all", "evaluation", "holdout"], ...] = field(
-        default_factory=lambda: tuple(default("instrument.papers")))
-    absolute_papers: Literal["all", "evaluation"] = from_quick("instrument.absolute_papers")
-    damages: tuple[str, ...] = field(default_factory=lambda: tuple(default("instrument.damages")))
-    keyed_gold: bool = from_quick("instrument.keyed_gold")
-    pairwise_dimensions: tuple[str, ...] = field(
-        default_factory=lambda: tuple(default("instrument.pairwise_dimensions")))
-    entailment: bool = from_quick("instrument.entailment")
-    weights: Mapping[str, float] = from_quick("instrument.weights")
-    pairwise_weight: float = from_quick("instrument.pairwise_weight")
-    max_tokens: int = from_quick("instrument.max_tokens")
 
-    @classmethod
-    def from_params(cls, params: Mapping) -> InstrumentSettings:
-        block = dict(params.get("instrument") or {})
-        unknown = [m for m in block.get("weights", {}) if m not in MEASURES]
-        if unknown:
-            raise ValueError(f"instrument.weights: unknown measures {unknown}; known: {sorted(MEASURES)}")
-        for name in ("papers", "damages", "pairwise_dimensions"):
-            if name in block:
-                block[name] = tuple(block[name])
-        return cls(**block)
-
-    @property
-    def groups(self) -> tuple[str, ...]:
-        """The evaluation suite's groups the measures come from."""
-        return ("citation", "grounding", *(("claim_support",) if self.entailment else ()))
+def measured_groups(settings: InstrumentBlock) -> tuple[str, ...]:
+    """The evaluation suite's groups the measures come from."""
+    return ("citation", "grounding", *(("claim_support",) if settings.entailment else ()))
 
 
 class PairwiseAnswer(pydantic.BaseModel):
@@ -159,7 +139,7 @@ def position_consistency(preferences: pd.DataFrame) -> pd.DataFrame:
 
 
 def composite_delta(first: Mapping[str, float], second: Mapping[str, float], preference: float | None,
-                    settings: InstrumentSettings, *, llm: bool = True) -> float:
+                    settings: InstrumentBlock, *, llm: bool = True) -> float:
     """The composite's difference first − second: weighted measure differences plus the weighted preference;
     ``llm`` False: without the LLM's parts (:data:`OFFLINE_COMPOSITE`)."""
     if not llm:
@@ -171,7 +151,7 @@ def composite_delta(first: Mapping[str, float], second: Mapping[str, float], pre
 
 
 def verdicts(scores: pd.DataFrame, preferences: pd.DataFrame | None, pairs: Sequence[tuple[str, str, str]],
-             settings: InstrumentSettings, *, judge_dimension: str = "overall") -> pd.DataFrame:
+             settings: InstrumentBlock, *, judge_dimension: str = "overall") -> pd.DataFrame:
     """One verdict per (example, first, second) and instrument: each measure (by its direction), the absolute
     judge's dimensions (``judge:<dimension>``, from ``judge_<dimension>`` scores), the pairwise judge
     (``pairwise:<dimension>``), the composite (with the pairwise preference on ``judge_dimension``) and the

@@ -26,6 +26,7 @@ import pydantic
 
 from crewlib import prompts
 from crewlib.llm import CacheMissError, Caller, Ledger, LLMClient, LLMError, connect_override
+from crewlib.schema import Params
 
 T = TypeVar("T", bound=pydantic.BaseModel)
 
@@ -56,13 +57,13 @@ class Judge:
     client: LLMClient
 
 
-def judges_from_params(params: dict, *, ledger: Ledger | None = None) -> list[Judge]:
-    """The judges listed in ``params['eval']['judges']``; each entry overrides the ``llm`` block.
+def judges_from_params(params: Params, *, ledger: Ledger | None = None) -> list[Judge]:
+    """The judges listed in ``params.eval.judges``; each entry overrides the ``llm`` block.
 
     ``null`` (or ``{}``) is the run's own LLM; e.g. ``{name: gpt-4o, provider: openai, base_url:
     https://openrouter.ai/api/v1, model: openai/gpt-4o, api_key_env: OPENROUTER_API_KEY}``.
     """
-    entries = (params.get("eval") or {}).get("judges") or [None]
+    entries = params.eval.judges or [None]
     judges = []
     for i, entry in enumerate(entries):
         entry = dict(entry or {})

@@ -47,7 +47,6 @@ import pandas as pd
 from tqdm import tqdm  # plain text bars: no widget (and no IProgress warning) in notebooks
 
 from crewlib.citations import CitationCheck, check_citations, find_citation_keys
-from crewlib.config import from_quick
 from crewlib.eval import marwg_metrics, rwgbench
 from crewlib.eval.examples import EvalExample
 from crewlib.eval.llm_metrics import (
@@ -70,6 +69,7 @@ from crewlib.eval.llm_metrics import (
 )
 from crewlib.eval.text_metrics import BERTSCORE_LABEL, bertscore, rouge
 from crewlib.llm import Caller, Ledger
+from crewlib.schema import Params
 from crewlib.sections import (
     OutputChecks,
     copied_sentences,
@@ -90,32 +90,6 @@ COST_COLUMNS = ("prompt_tokens", "completion_tokens", "calls", "wall_s")
 
 class Unavailable(Exception):
     """A metric (raised: its whole group; returned as a value: that metric) cannot be computed; the message says why."""
-
-
-@dataclass(frozen=True)
-class EvalSettings:
-    """The ``eval`` block of the params; the defaults are ``params/quick.yaml``'s."""
-
-    soft_recall_threshold: float = from_quick("eval.soft_recall_threshold")  # cosine for soft_recall_cosine credit
-    soft_recall_max_refs: int = from_quick("eval.soft_recall_max_refs")  # gold references NLI-judged per output
-    sn_threshold: float = from_quick("eval.sn_threshold")  # cosine for a sentence match (SN-P/R/F1)
-    judge_retries: int = from_quick("eval.judge_retries")  # fresh samples after the client's own re-ask
-    max_nli_pairs: int = from_quick("eval.max_nli_pairs")  # (sentence, cited paper) pairs labelled per output
-    max_function_sentences: int = from_quick("eval.max_function_sentences")  # citing sentences classified per text
-    judge_max_tokens: int = from_quick("eval.judge_max_tokens")
-    copy_words: int = from_quick("eval.copy_words")  # consecutive words shared with an abstract: a copied sentence
-    paragraph_sentences: int = from_quick("eval.paragraph_sentences")  # a paragraph's length for `paragraphing`
-    workers: int = from_quick("eval.workers")
-
-    @classmethod
-    def from_params(cls, params: Mapping | None) -> EvalSettings:
-        block = dict((params or {}).get("eval") or {})
-        block.pop("judges", None)
-        known = set(cls.__dataclass_fields__)
-        unknown = set(block) - known
-        if unknown:
-            raise ValueError(f"unknown eval settings: {sorted(unknown)}; known: {sorted(known | {'judges'})}")
-        return cls(**block)
 
 
 @dataclass
@@ -139,10 +113,11 @@ class Item:
 class Evaluator:
     """Scores outputs; holds the judges, an embedding cache and the records of the last run."""
 
-    def __init__(self, params: Mapping | None = None, *, judges: Sequence[Judge] | None = None,
-                 ledger: Ledger | None = None, settings: EvalSettings | None = None) -> None:
-        self.params = dict(params or {})
-        self.settings = settings or EvalSettings.from_params(self.params)
+    def __init__(self, params: Params, *, judges: Sequence[Judge] | None = None, ledger: Ledger | None = None) -> None:
+        """``params``: the run's settings (``eval`` block: thresholds, retries, workers; ``output``: the checks
+        ``grounding`` counts; ``eval.judges``: the judges, unless ``judges`` are given)."""
+        self.params = params
+        self.settings = params.eval
         self.ledger = ledger or Ledger()
         self._judges = list(judges) if judges is not None else None
         self._vectors: dict[str, np.ndarray] = {}
@@ -328,7 +303,7 @@ class Evaluator:
         sources = {k: refs[i].text for k, i in item.key_to_id.items() if i in refs and refs[i].text}
         if not sources:
             raise Unavailable("the references have no titles or abstracts to compare")
-        checks = OutputChecks.from_params(self.params) if "output" in self.params else OutputChecks()
+        checks = OutputChecks.from_params(self.params)
         faults = count_faults(item.text, sources, checks)
         n, cited = max(faults["sentences"], 1), faults["cited_sentences"]
         coherence = local_coherence(item.text)

@@ -16,7 +16,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import pandas as pd
 
@@ -24,7 +24,6 @@ from crewlib.data.records import RWGExample
 from crewlib.eval import EvalExample, Evaluator
 from crewlib.experiments.run import (
     BACKENDS,
-    ExperimentSettings,
     GenerationResult,
     Generations,
     generate_pair,
@@ -32,15 +31,16 @@ from crewlib.experiments.run import (
     run_generations,
 )
 from crewlib.experiments.tables import beside_paper, bootstrap_ci, metric_summary, results_table
+from crewlib.schema import Params
 
-__all__ = ["BACKENDS", "ExperimentSettings", "GenerationResult", "Generations", "beside_paper", "bootstrap_ci",
+__all__ = ["BACKENDS", "GenerationResult", "Generations", "beside_paper", "bootstrap_ci",
            "generate_pair", "metric_summary", "read_generations", "results_table", "run_generations", "score"]
 
 
-def score(generations: Sequence[GenerationResult], examples: Sequence[RWGExample], params: Mapping, *,
+def score(generations: Sequence[GenerationResult], examples: Sequence[RWGExample], params: Params, *,
           metrics: Sequence[str], evaluator: Evaluator | None = None, progress: bool = False) -> pd.DataFrame:
     """The evaluation suite's tidy scores of ``generations`` (unavailable and missing in ``attrs``)."""
-    evaluator = evaluator or Evaluator(dict(params))
+    evaluator = evaluator or Evaluator(params)
     rows = [g.to_row() for g in generations]
     return evaluator.score(pd.DataFrame(rows), [EvalExample.from_rwg(e) for e in examples], metrics=metrics,
                            progress=progress)

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -45,22 +45,23 @@ from crewlib.experiments.run import folder_name
 from crewlib.experiments.tables import ci_cell, metric_summary
 from crewlib.rl import IPPOConfig, PolicyController, build_training_env, train
 from crewlib.rl.controller import same_weights
+from crewlib.schema import Params
 
 FULL = "CREW"  # the variant without overrides
 METRICS = ("return", "draft quality", "citation verification")
 
 
-def variant_params(params: Mapping, variant: str) -> dict:
+def variant_params(params: Params, variant: str) -> Params:
     """The params of one variant: the base params with its ``env`` overrides (validated)."""
     if variant == FULL:
         return with_overrides(params, {})
-    variants = params["ablations"]["variants"]
+    variants = params.ablations.variants
     if variant not in variants:
         raise KeyError(f"unknown ablation variant {variant!r}; known: {[FULL, *variants]}")
     return with_overrides(params, {"env": variants[variant]})
 
 
-def evaluation_config(params: Mapping, variant: str) -> EnvConfig:
+def evaluation_config(params: Params, variant: str) -> EnvConfig:
     """The variant's observations and actions, scored with the base params' full reward."""
     own = EnvConfig.from_params(variant_params(params, variant))
     return dataclasses.replace(own, weights=EnvConfig.from_params(params).weights)
@@ -131,12 +132,12 @@ class Ablations:
                 "train_seeds": sorted(set(self.episodes["train_seed"])), "executor": "surrogate"}
 
 
-def run_ablations(params: Mapping, *, variants: Sequence[str] | None = None, out_dir: str | Path | None = None,
+def run_ablations(params: Params, *, variants: Sequence[str] | None = None, out_dir: str | Path | None = None,
                   progress: bool = False) -> Ablations:
     """Train every variant once per seed with the surrogate (resumable) and play it on the held-out papers."""
-    settings = params["ablations"]
-    variants = list(variants or [FULL, *settings["variants"]])
-    root = resolve_path(out_dir or settings["out_dir"])
+    settings = params.ablations
+    variants = list(variants or [FULL, *settings.variants])
+    root = resolve_path(out_dir or settings.out_dir)
     episodes, actions, curves = [], [], []
     base = _surrogate(params)
     for variant in variants:
@@ -144,13 +145,13 @@ def run_ablations(params: Mapping, *, variants: Sequence[str] | None = None, out
         env, train_idx, eval_idx = build_training_env(vparams)
         eval_env = CrewEnv(env.examples, SurrogateExecutor(), evaluation_config(base, variant),
                            tasks=[env.task(i) for i in range(len(env.examples))])
-        for seed in settings["seeds"]:
-            cfg = dataclasses.replace(IPPOConfig.from_params(vparams), seed=seed)
+        for seed in settings.seeds:
+            cfg = IPPOConfig.from_params(vparams).replace(seed=seed)
             # named with what the training depends on: a changed variant or setting trains anew, never resumes
             folder = training_folder(root, vparams, variant, seed)
             net, _ = train(env, train_idx, cfg, folder, progress=progress)
             rows, acts = play(eval_env, sampled(net, cfg, eval_env.config.n_agents), eval_idx,
-                              range(settings["eval_episodes"]), variant=variant, train_seed=seed)
+                              range(settings.eval_episodes), variant=variant, train_seed=seed)
             episodes.append(rows)
             actions.append(acts)
             curves.append(pd.read_csv(folder / "metrics.csv").assign(variant=variant, train_seed=seed))
@@ -158,19 +159,19 @@ def run_ablations(params: Mapping, *, variants: Sequence[str] | None = None, out
                      pd.concat(curves, ignore_index=True))
 
 
-def training_folder(root: Path, vparams: Mapping, variant: str, seed: int) -> Path:
+def training_folder(root: Path, vparams: Params, variant: str, seed: int) -> Path:
     """Where a variant's training for one seed lives: named with what the training depends on, so a
     changed variant or setting trains anew, never resumes."""
     fingerprint = params_fingerprint(vparams, ("data", "split", "graph", "features", "env", "ippo", "output"))
     return root / f"{folder_name(variant)}-{fingerprint[:8]}" / f"seed{seed}"
 
 
-def ablated_checkpoint(params: Mapping, variant: str) -> Path:
+def ablated_checkpoint(params: Params, variant: str) -> Path:
     """The shipped controller of an ablation variant (the first training seed's), run with the LLM."""
-    return resolve_path(params["ablations"]["llm"]["checkpoints"]) / f"{folder_name(variant)}.pt"
+    return resolve_path(params.ablations.llm.checkpoints) / f"{folder_name(variant)}.pt"
 
 
-def ship_checkpoints(params: Mapping, *, variants: Sequence[str] | None = None,
+def ship_checkpoints(params: Params, *, variants: Sequence[str] | None = None,
                      out_dir: str | Path | None = None) -> dict[str, Path]:
     """Copy each variant's first-seed controller from its training (:func:`run_ablations`) to
     ``ablations.llm.checkpoints``, without its optimiser state; returns variant → shipped path."""
@@ -178,10 +179,10 @@ def ship_checkpoints(params: Mapping, *, variants: Sequence[str] | None = None,
 
     from crewlib.rl.controller import read_checkpoint
 
-    settings = params["ablations"]
-    root, seed, base = resolve_path(out_dir or settings["out_dir"]), settings["seeds"][0], _surrogate(params)
+    settings = params.ablations
+    root, seed, base = resolve_path(out_dir or settings.out_dir), settings.seeds[0], _surrogate(params)
     shipped = {}
-    for variant in variants if variants is not None else settings["variants"]:
+    for variant in variants if variants is not None else settings.variants:
         source = training_folder(root, variant_params(base, variant), variant, seed) / "checkpoint.pt"
         if not source.exists():
             raise FileNotFoundError(f"{source}: variant {variant!r} has no training for seed {seed}; run "
@@ -194,7 +195,7 @@ def ship_checkpoints(params: Mapping, *, variants: Sequence[str] | None = None,
     return shipped
 
 
-def llm_ablation_runs(params: Mapping, *, variants: Sequence[str] | None = None,
+def llm_ablation_runs(params: Params, *, variants: Sequence[str] | None = None,
                       agents: Sequence[int] | None = None) -> dict[str, dict]:
     """label → params of every LLM run: CREW (the shipped controller), each variant with its shipped
     controller and its own ``env`` overrides, and the shipped controller with each team size of
@@ -202,21 +203,21 @@ def llm_ablation_runs(params: Mapping, *, variants: Sequence[str] | None = None,
     from crewlib.rl.controller import controller_path
 
     runs = {}
-    for variant in [FULL, *(variants if variants is not None else params["ablations"]["variants"])]:
+    for variant in [FULL, *(variants if variants is not None else params.ablations.variants)]:
         checkpoint = controller_path(params) if variant == FULL else ablated_checkpoint(params, variant)
         if not checkpoint.exists():
             raise FileNotFoundError(f"{checkpoint}: no shipped controller for {variant!r}; train the ablations "
                                     "(notebook 08) and run `python -m crewlib.experiments.ablations --ship`")
         runs[variant] = with_overrides(variant_params(params, variant),
                                        {"baselines": {"crew": {"checkpoint": str(checkpoint)}}})
-    team = int(params["env"]["n_agents"])
-    for m in agents if agents is not None else params["ablations"]["llm"]["agents"]:
+    team = int(params.env.n_agents)
+    for m in agents if agents is not None else params.ablations.llm.agents:
         if int(m) != team:
             runs[f"{int(m)} agents"] = with_overrides(params, {"env": {"n_agents": int(m)}})
     return runs
 
 
-def run_llm_ablations(params: Mapping, *, variants: Sequence[str] | None = None, agents: Sequence[int] | None = None,
+def run_llm_ablations(params: Params, *, variants: Sequence[str] | None = None, agents: Sequence[int] | None = None,
                       targets: int | None = None, metrics: Sequence[str] = ("citation", "judge"),
                       out_dir: str | Path | None = None, progress: bool = False):
     """CREW of every :func:`llm_ablation_runs` run on the evaluation papers with the run's LLM, scored by the
@@ -226,26 +227,26 @@ def run_llm_ablations(params: Mapping, *, variants: Sequence[str] | None = None,
     from crewlib.tasks import evaluation_pairs
 
     runs = llm_ablation_runs(params, variants=variants, agents=agents)
-    root = resolve_path(out_dir or params["ablations"]["llm"]["out_dir"])
-    return run_labelled(dict(params), runs, ["crew"], evaluation_pairs(params, targets), root, metrics, progress)
+    root = resolve_path(out_dir or params.ablations.llm.out_dir)
+    return run_labelled(params, runs, ["crew"], evaluation_pairs(params, targets), root, metrics, progress)
 
 
 MARWG_FULL = "MA-RWG"  # MA-RWG with every component
 
 
-def marwg_ablation_runs(params: Mapping, variants: Sequence[str] | None = None) -> dict[str, dict]:
+def marwg_ablation_runs(params: Params, variants: Sequence[str] | None = None) -> dict[str, Params]:
     """MA-RWG's own ablation (its Table 2): label → params, the full pipeline first, then each variant of
     ``ablations.marwg.variants`` (overrides of ``baselines.marwg``)."""
-    defined = params["ablations"]["marwg"]["variants"]
+    defined = params.ablations.marwg.variants
     unknown = [v for v in variants or () if v not in defined]
     if unknown:
         raise ValueError(f"unknown MA-RWG ablation(s) {unknown}; ablations.marwg.variants: {sorted(defined)}")
     chosen = list(variants) if variants else list(defined)
-    return {MARWG_FULL: dict(params)} | {v: with_overrides(dict(params), {"baselines": {"marwg": defined[v]}})
+    return {MARWG_FULL: params} | {v: with_overrides(params, {"baselines": {"marwg": defined[v]}})
                                          for v in chosen}
 
 
-def run_marwg_ablations(params: Mapping, *, variants: Sequence[str] | None = None, targets: int | None = None,
+def run_marwg_ablations(params: Params, *, variants: Sequence[str] | None = None, targets: int | None = None,
                         out_dir: str | Path | None = None, progress: bool = False):
     """MA-RWG and each of its ablated variants on the evaluation papers with the run's LLM, scored with
     ``ablations.marwg.metrics`` (CitP, ClaP and TQ are MA-RWG's own measures); a
@@ -253,10 +254,10 @@ def run_marwg_ablations(params: Mapping, *, variants: Sequence[str] | None = Non
     from crewlib.experiments.transfer import run_labelled
     from crewlib.tasks import evaluation_pairs
 
-    settings = params["ablations"]["marwg"]
-    root = resolve_path(out_dir or settings["out_dir"])
-    return run_labelled(dict(params), marwg_ablation_runs(params, variants), ["marwg"],
-                        evaluation_pairs(params, targets), root, settings["metrics"], progress)
+    settings = params.ablations.marwg
+    root = resolve_path(out_dir or settings.out_dir)
+    return run_labelled(params, marwg_ablation_runs(params, variants), ["marwg"],
+                        evaluation_pairs(params, targets), root, settings.metrics, progress)
 
 
 def marwg_ablation_table(run) -> pd.DataFrame:
@@ -269,28 +270,28 @@ def marwg_ablation_table(run) -> pd.DataFrame:
     return table
 
 
-def shipped_matches_training(params: Mapping, *, out_dir: str | Path | None = None) -> dict[str, bool]:
+def shipped_matches_training(params: Params, *, out_dir: str | Path | None = None) -> dict[str, bool]:
     """variant → whether its shipped controller has the weights of this run's first-seed training."""
-    base, seed = _surrogate(params), params["ablations"]["seeds"][0]
-    root = resolve_path(out_dir or params["ablations"]["out_dir"])
+    base, seed = _surrogate(params), params.ablations.seeds[0]
+    root = resolve_path(out_dir or params.ablations.out_dir)
     return {v: same_weights(training_folder(root, variant_params(base, v), v, seed) / "checkpoint.pt",
-                            ablated_checkpoint(params, v)) for v in params["ablations"]["variants"]}
+                            ablated_checkpoint(params, v)) for v in params.ablations.variants}
 
 
-def llm_ablation_tables(run, params: Mapping) -> tuple[pd.DataFrame, pd.DataFrame]:
+def llm_ablation_tables(run, params: Params) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(variants, team sizes) of a :func:`run_llm_ablations` result's table: the variants with the paper's
     finding beside; the team sizes (CREW's row is the ``env.n_agents`` team) indexed by the number of agents."""
     table = run.table().droplevel("system").drop(columns=["model"])
     variants = [label for label in table.index if not label.endswith(" agents")]
     by_variant = table.loc[variants].rename_axis("variant")
     by_variant[paper.PAPER_LABEL] = [paper.ABLATIONS.get(v, "—") for v in variants]
-    team = f"{params['env']['n_agents']} agents"
+    team = f"{params.env.n_agents} agents"
     teams = table.drop(index=[v for v in variants if v != FULL]).rename(index={FULL: team})
     teams.index = pd.Index([int(label.split()[0]) for label in teams.index], name="agents")
     return by_variant, teams.sort_index()
 
 
-def run_agent_counts(params: Mapping, *, controller=None, counts: Sequence[int] | None = None) -> pd.DataFrame:
+def run_agent_counts(params: Params, *, controller=None, counts: Sequence[int] | None = None) -> pd.DataFrame:
     """One trained controller (default: the shipped one) with teams of each size on the held-out papers.
 
     Returns one row per episode: agents, paper, seed, return, draft quality, citation verification,
@@ -298,14 +299,14 @@ def run_agent_counts(params: Mapping, *, controller=None, counts: Sequence[int] 
     """
     from crewlib.rl.controller import controller_path
 
-    settings = params["ablations"]
+    settings = params.ablations
     base = _surrogate(params)
     trained = controller or PolicyController.load(controller_path(params))
     frames = []
-    for m in counts or settings["agents"]:
+    for m in counts or settings.agents:
         env, _, eval_idx = build_training_env(with_overrides(base, {"env": {"n_agents": int(m)}}))
         rows, _ = play(env, sampled(trained.net, trained.cfg, trained.n_agents), eval_idx,
-                       range(settings["eval_episodes"]), agents=m)
+                       range(settings.eval_episodes), agents=m)
         frames.append(rows)
     return pd.concat(frames, ignore_index=True)
 
@@ -323,7 +324,7 @@ def _summarise(frame: pd.DataFrame, by: str, metrics: Sequence[str]) -> pd.DataF
     return metric_summary(long, by=by)
 
 
-def _surrogate(params: Mapping) -> dict:
+def _surrogate(params: Params) -> Params:
     return with_overrides(params, {"training": {"executor": "surrogate"}})
 
 
@@ -357,7 +358,7 @@ if __name__ == "__main__":
     main()
 
 
-def llm_ablation_paired(run, params: Mapping) -> pd.DataFrame:
+def llm_ablation_paired(run, params: Params) -> pd.DataFrame:
     """The full CREW against each ablated controller and team size of a :func:`run_llm_ablations` result, paper
     by paper, on the instrument (docs/method.md, "The instrument"): the verdicts, ``second`` the run's label."""
     from crewlib.eval import EvalExample
@@ -366,5 +367,5 @@ def llm_ablation_paired(run, params: Mapping) -> pd.DataFrame:
     frame = run.generations.assign(system=run.generations.backbone).drop(columns="backbone")
     scores = run.scores.assign(system=run.scores.backbone).drop(columns="backbone")
     labels = list(dict.fromkeys(frame.system))
-    return paired.compare_on_instrument(dict(params), frame, scores, [EvalExample.from_rwg(e) for e in run.examples],
+    return paired.compare_on_instrument(params, frame, scores, [EvalExample.from_rwg(e) for e in run.examples],
                                         labels, reference=FULL)

@@ -39,14 +39,16 @@ from crewlib.eval import EvalExample, Evaluator
 from crewlib.eval.instrument import (
     MEASURES,
     SET,
-    InstrumentSettings,
     cross_fitted,
+    instrument_settings,
+    measured_groups,
     pairwise_table,
     position_consistency,
     rekey,
     verdicts,
 )
 from crewlib.eval.llm_metrics import Judge
+from crewlib.schema import Params
 from crewlib.sections import paragraphs
 from crewlib.text import content_words, numbers, sentences, strip_markers, tokens
 
@@ -371,7 +373,7 @@ def verdict_table(found: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["instrument", "damage", "pairs", "correct", "ties"])
 
 
-def instrument_discrimination(params: dict, examples: Sequence[EvalExample], *, judges: Sequence[Judge] | None = None,
+def instrument_discrimination(params: Params, examples: Sequence[EvalExample], *, judges: Sequence[Judge] | None = None,
                               seed: int = 0, absolute: bool | Collection[str] = True,
                               progress: bool = False) -> InstrumentCheck:
     """Every instrument of ``instrument`` in the params on the gold sections of ``examples`` against their
@@ -382,24 +384,24 @@ def instrument_discrimination(params: dict, examples: Sequence[EvalExample], *, 
     they read the same gold and damages with the author–year citations. ``absolute``: False leaves the absolute
     1–5 judge out (a call per dimension and text; the benchmark's cheaper run); a collection of example ids: the
     absolute judge on those papers' pairs only (``instrument.absolute_papers: evaluation``)."""
-    settings = InstrumentSettings.from_params(params)
+    settings = instrument_settings(params)
     measured = degraded_outputs(examples, kinds=settings.damages, seed=seed, keyed=True)
     outputs = measured if settings.keyed_gold else degraded_outputs(examples, kinds=settings.damages, seed=seed)
     judges = list(judges) if judges is not None else Evaluator(params).judges
     by_id = {e.example_id: e for e in examples}
     texts = {(r.example, r.system): rekey(r.text, r.key_to_id, by_id[r.example]) for r in outputs.itertuples()}
     pairs = [(r.example, GOLD, r.system) for r in outputs.itertuples() if r.system != GOLD]
-    workers = int(params["eval"]["workers"])
+    workers = int(params.eval.workers)
     tables, all_scores, all_prefs, all_verdicts = [], [], [], []
     for judge in judges:
         evaluator = Evaluator(params, judges=[judge])
-        scores = evaluator.score(measured, examples, metrics=settings.groups, progress=progress)
+        scores = evaluator.score(measured, examples, metrics=measured_groups(settings), progress=progress)
         if absolute:
             judged = outputs if absolute is True else outputs[outputs.example.isin(set(absolute))]
             scores = pd.concat([scores, evaluator.score(judged, examples, metrics=["judge"], progress=progress)])
         prefs = pairwise_table(judge, [(by_id[e], a, texts[(e, a)], b, texts[(e, b)]) for e, a, b in pairs],
                                settings.pairwise_dimensions, max_tokens=settings.max_tokens,
-                               retries=int(params["eval"]["judge_retries"]), workers=workers)
+                               retries=int(params.eval.judge_retries), workers=workers)
         found = verdicts(scores, prefs, pairs, settings)
         names = [n for n in (*MEASURES, *(f"pairwise:{d}" for d in settings.pairwise_dimensions))
                  if found[found.instrument == n].delta.notna().any()]

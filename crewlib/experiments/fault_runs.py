@@ -14,7 +14,6 @@ would have taken against the model, calls one after another.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import threading
 import time
@@ -24,9 +23,11 @@ from pathlib import Path
 import pandas as pd
 
 from crewlib.experiments.run import run_generations
-from crewlib.llm import FaultInjector, LLMClient, LLMConfig
+from crewlib.llm import FaultInjector, LLMClient
 from crewlib.llm.client import sent_seed
 from crewlib.llm.http_endpoint import ChatEndpoint, Reply, completion, error_body
+from crewlib.llm.settings import llm_settings
+from crewlib.schema import LLMBlock, Params
 
 NOT_RECORDED = "this request was not recorded"
 
@@ -78,9 +79,9 @@ class Replay:
                                      completion_tokens=answer["completion_tokens"]))
 
 
-def run_with_faults(rate: float, seed: int, endpoint: ChatEndpoint, replayer: Replay, config: LLMConfig,
+def run_with_faults(rate: float, seed: int, endpoint: ChatEndpoint, replayer: Replay, config: LLMBlock,
                     names: Sequence[str],
-                    examples, params: Mapping, tasks, out_dir: Path, *, api_key: str = "not-needed",
+                    examples, params: Params, tasks, out_dir: Path, *, api_key: str = "not-needed",
                     real_sleep: bool = True) -> tuple[dict, pd.DataFrame]:
     """The systems against the ``endpoint`` serving ``replayer`` with ``rate`` of the calls failing (seeded).
 
@@ -96,7 +97,8 @@ def run_with_faults(rate: float, seed: int, endpoint: ChatEndpoint, replayer: Re
         if real_sleep:
             time.sleep(seconds)
 
-    cfg = dataclasses.replace(config, provider="openai", base_url=endpoint.base_url, api_key_env="", cache_mode="off")
+    cfg = config.model_copy(update={"provider": "openai", "base_url": endpoint.base_url, "api_key_env": "",
+                                    "cache_mode": "off"})
     client = LLMClient(cfg, api_key=api_key, faults=FaultInjector(rate, seed) if rate else None, sleep=sleep)
     replayer.reset()
     t0 = time.perf_counter()
@@ -118,7 +120,7 @@ def run_with_faults(rate: float, seed: int, endpoint: ChatEndpoint, replayer: Re
     return figures, frame
 
 
-def api_failure_runs(params: Mapping, *, cache_dir: str | Path, systems: Sequence[str], rates: Sequence[float],
+def api_failure_runs(params: Params, *, cache_dir: str | Path, systems: Sequence[str], rates: Sequence[float],
                      seed: int, targets: int | None = None) -> pd.DataFrame:
     """Each system alone at each failure rate, against the answers recorded in ``cache_dir`` (the paper's 5% run).
 
@@ -134,7 +136,7 @@ def api_failure_runs(params: Mapping, *, cache_dir: str | Path, systems: Sequenc
     pairs = evaluation_pairs(params, targets)
     examples, tasks = [e for e, _ in pairs], {t.target_id: t for _, t in pairs}
     model = connect(params).model  # the recorded answers' model name: part of every request
-    config = dataclasses.replace(LLMConfig.from_params(params), model=model)
+    config = llm_settings(params).model_copy(update={"model": model})
     replayer = Replay(answers_from_cache(cache_dir))
     rows = []
     with ChatEndpoint(replayer) as endpoint, tempfile.TemporaryDirectory() as tmp:

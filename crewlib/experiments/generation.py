@@ -19,6 +19,7 @@ from crewlib.baselines import SystemUnavailableError, make_system
 from crewlib.baselines.base import Generation
 from crewlib.data.records import RWGExample
 from crewlib.llm import LLMClient, LLMError
+from crewlib.schema import Params
 from crewlib.tasks import Task
 
 
@@ -64,7 +65,7 @@ class GenerationResult:
         return cls(**values)
 
 
-def generate_pair(system_name: str, example: RWGExample, task: Task | None, params: Mapping,
+def generate_pair(system_name: str, example: RWGExample, task: Task | None, params: Params,
                   client: LLMClient | None) -> GenerationResult:
     """One system on one example; a system that cannot run or fails gives a result with its error."""
     try:

@@ -23,6 +23,7 @@ from crewlib import prompts
 from crewlib.eval import human, human_stats
 from crewlib.eval.llm_metrics import ask
 from crewlib.llm import Caller, LLMClient
+from crewlib.schema import Params
 
 LLM_LABEL = "LLM annotators — not a human evaluation"
 HUMAN_LABEL = "human annotators"
@@ -40,13 +41,13 @@ class PairAnswer(pydantic.BaseModel):
         return str(value).strip().lower()
 
 
-def evaluation_sample(params: Mapping) -> list:
+def evaluation_sample(params: Params) -> list:
     """The (example, task) pairs the packets are made of: ``human.pairs`` papers of the evaluation split drawn at
     random with ``human.seed`` (the paper: 20), in the split's order; every evaluation paper when it is null."""
     from crewlib.data.split import seeded_sample
     from crewlib.tasks import build_tasks
 
-    return seeded_sample(build_tasks(params).evaluation, params["human"]["pairs"], params["human"]["seed"])
+    return seeded_sample(build_tasks(params).evaluation, params.human.pairs, params.human.seed)
 
 
 def context_of(examples) -> dict[str, str]:

@@ -25,12 +25,13 @@ from crewlib.config import load_params, resolve_path
 from crewlib.data.loaders import SAMPLE_FILES, load_oarelatedwork
 from crewlib.data.records import RWGExample
 from crewlib.eval import EvalExample, Evaluator
-from crewlib.eval.instrument import InstrumentSettings
+from crewlib.eval.instrument import instrument_settings
 from crewlib.eval.text_metrics import BERTSCORE_LABEL
 from crewlib.experiments import discrimination, paired, paper
 from crewlib.experiments.run import Generations, run_generations
 from crewlib.experiments.tables import beside_paper, metric_summary, results_table
 from crewlib.llm import connect
+from crewlib.schema import InstrumentBlock, Params
 from crewlib.tasks import build_tasks, evaluation_pairs
 
 CREW_TABLE = {"judge_coverage": "Coverage", "judge_logic": "Logic", "judge_relevance": "Relevance",
@@ -151,16 +152,15 @@ class MainResults:
         }
 
 
-def run_main_results(params: dict, *, systems: Sequence[str] = tuple(SYSTEMS), targets: int | None = None,
+def run_main_results(params: Params, *, systems: Sequence[str] = tuple(SYSTEMS), targets: int | None = None,
                      metrics: Sequence[str] | None = None, out_dir: str | Path, judge_check: bool = True,
                      progress: bool = False) -> MainResults:
     """Generate (resumable in ``out_dir``), score and measure the judges; ``targets``: the first N of the split.
 
     ``metrics``: the evaluation suite's groups; default ``experiments.metrics`` of the params.
     """
-    from crewlib.experiments.run import ExperimentSettings
 
-    metrics = tuple(metrics or ExperimentSettings.from_params(params).metrics)
+    metrics = tuple(metrics or params.experiments.metrics)
     pairs = evaluation_pairs(params, targets)
     examples = [e for e, _ in pairs]
     client = connect(params)
@@ -177,25 +177,25 @@ def run_main_results(params: dict, *, systems: Sequence[str] = tuple(SYSTEMS), t
             found = paired.compare_on_instrument(params, frame, scores, eval_examples, systems, evaluator=evaluator,
                                                  progress=progress)
     judges = [j.name for j in evaluator.judges]
-    rounds = ", ".join(f"{s} {params['baselines'][s]['rounds']}" for s in ("crew", "orchestrator", "srw")
+    rounds = ", ".join(f"{s} {params.baselines[s]['rounds']}" for s in ("crew", "orchestrator", "srw")
                        if s in systems)
     ours = paper.our_conditions(params, model=client.model, papers=len(examples), judges=judges,
                                 systems_rounds=rounds)
     return MainResults(generations, scores, examples, tuple(metrics), ours, checked, tuple(systems), found)
 
 
-def absolute_judged(settings: InstrumentSettings, evaluation: Sequence[EvalExample]) -> bool | set[str]:
+def absolute_judged(settings: InstrumentBlock, evaluation: Sequence[EvalExample]) -> bool | set[str]:
     """The papers whose discrimination pairs the absolute 1–5 judge scores (``instrument.absolute_papers``): all
     (True) or the evaluation targets' ids."""
     return settings.absolute_papers == "all" or {e.example_id for e in evaluation}
 
 
-def measure_instrument(params: dict, evaluation: Sequence[EvalExample], *, judges=None, absolute: bool = True,
+def measure_instrument(params: Params, evaluation: Sequence[EvalExample], *, judges=None, absolute: bool = True,
                        progress: bool = False) -> discrimination.InstrumentCheck:
     """The discrimination test on each set of ``instrument.papers``, measured apart (rows labelled by set when
     there are several); the absolute judge on the pairs ``instrument.absolute_papers`` names (``absolute``:
     False, none)."""
-    settings = InstrumentSettings.from_params(params)
+    settings = instrument_settings(params)
     checks = {}
     for name in settings.papers:
         examples = discrimination_examples(params, evaluation, name)
@@ -207,7 +207,7 @@ def measure_instrument(params: dict, evaluation: Sequence[EvalExample], *, judge
     return next(iter(checks.values())) if len(checks) == 1 else discrimination.InstrumentCheck.combine(checks)
 
 
-def discrimination_examples(params: dict, evaluation: Sequence[EvalExample], papers: str) -> list[EvalExample]:
+def discrimination_examples(params: Params, evaluation: Sequence[EvalExample], papers: str) -> list[EvalExample]:
     """The papers of one discrimination set: the evaluation targets (``evaluation``), every paper of the data with
     a gold section (``all``: training targets too), or the held-out papers written after the instrument was
     designed (``holdout``: the bundled ``instrument_holdout.jsonl``)."""

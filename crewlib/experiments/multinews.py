@@ -27,6 +27,7 @@ from crewlib.experiments import paired, paper
 from crewlib.experiments.run import Generations, run_generations
 from crewlib.experiments.tables import beside_paper, metric_summary, results_table
 from crewlib.llm import connect
+from crewlib.schema import Params
 from crewlib.tasks import task_for
 
 COLUMNS = {"judge_coverage": "Coverage", "judge_logic": "Logic", "judge_relevance": "Relevance",
@@ -98,35 +99,35 @@ class MultiNews:
                                          .astype(str))) for s in self.systems}}
 
 
-def multinews_params(params: dict) -> dict:
+def multinews_params(params: Params) -> Params:
     """The run's params with the prompts reworded for Multi-News (``multinews.task_wording``) and, with
     ``multinews.attribute_uncited``, CREW's uncited news sentences given their source's key."""
-    settings = params["multinews"]
-    return with_overrides(params, {"llm": {"task_wording": settings["task_wording"]},
-                                   "executor": {"attribute_uncited": settings["attribute_uncited"]}})
+    settings = params.multinews
+    return with_overrides(params, {"llm": {"task_wording": settings.task_wording},
+                                   "executor": {"attribute_uncited": settings.attribute_uncited}})
 
 
-def multinews_examples(params: dict, targets: int | None = None) -> list[RWGExample]:
+def multinews_examples(params: Params, targets: int | None = None) -> list[RWGExample]:
     """The first ``targets`` clusters of ``multinews.split`` (``data.source`` says from where) as RWG examples."""
     from crewlib.data.loaders import DatasetUnavailableError, load_task_data
 
-    clusters, report = load_task_data(params, "multinews", split=params["multinews"]["split"], limit=targets)
+    clusters, report = load_task_data(params, "multinews", split=params.multinews.split, limit=targets)
     if not clusters:
         raise DatasetUnavailableError(f"no Multi-News cluster to run on ({report})")
     return [c.to_rwg_example() for c in clusters[:targets]]
 
 
-def run_multinews(params: dict, *, systems: Sequence[str] | None = None, targets: int | None = None,
+def run_multinews(params: Params, *, systems: Sequence[str] | None = None, targets: int | None = None,
                   metrics: Sequence[str] = METRICS, out_dir: str | Path | None = None,
                   progress: bool = False) -> MultiNews:
     """Every system of ``multinews.systems`` on the clusters; resumable in ``out_dir`` (``multinews.out_dir``)."""
     mparams = multinews_params(params)
-    systems = tuple(systems or params["multinews"]["systems"])
+    systems = tuple(systems or params.multinews.systems)
     examples = multinews_examples(mparams, targets)
     client = connect(mparams)
     generations = run_generations(list(systems), examples, mparams, client,
                                   tasks={e.target_id: task_for(mparams, e) for e in examples},
-                                  out_dir=resolve_path(out_dir or params["multinews"]["out_dir"]), progress=progress)
+                                  out_dir=resolve_path(out_dir or params.multinews.out_dir), progress=progress)
     evaluator = Evaluator(mparams)
     eval_examples = [EvalExample.from_rwg(e) for e in examples]
     frame = generations.frame()

@@ -22,19 +22,21 @@ from crewlib.eval.instrument import (
     LLM_MEASURES,
     OFFLINE_COMPOSITE,
     SET,
-    InstrumentSettings,
+    instrument_settings,
+    measured_groups,
     pairwise_table,
     rekey,
     verdicts,
 )
 from crewlib.eval.llm_metrics import Judge
 from crewlib.experiments.tables import bootstrap_ci
+from crewlib.schema import InstrumentBlock, Params
 
 REFERENCE = "crew"
 
 
 def instrument_verdicts(frame: pd.DataFrame, scores: pd.DataFrame, examples: Sequence[EvalExample],
-                        judge: Judge, settings: InstrumentSettings, *, systems: Sequence[str],
+                        judge: Judge, settings: InstrumentBlock, *, systems: Sequence[str],
                         reference: str = REFERENCE, retries: int = 1, workers: int = 1) -> pd.DataFrame:
     """The instrument's verdicts on (reference, system) for every paper both wrote; asks the pairwise judge.
 
@@ -109,22 +111,22 @@ def conclusion(table: pd.DataFrame, discrimination: pd.DataFrame | None, *, alph
     return f"On {name}, {unit} by {unit} ({papers} {unit}s): " + "; ".join(parts) + "." + trust
 
 
-def compare_on_instrument(params: dict, frame: pd.DataFrame, scores: pd.DataFrame, examples: Sequence[EvalExample],
+def compare_on_instrument(params: Params, frame: pd.DataFrame, scores: pd.DataFrame, examples: Sequence[EvalExample],
                           systems: Sequence[str], *, reference: str = REFERENCE, evaluator=None,
                           progress: bool = False) -> pd.DataFrame:
     """The instrument's verdicts on (reference, system) per paper for generations ``frame`` already scored in
     ``scores``: the instrument's groups the scores lack are scored here; the pairwise judge is the first judge."""
     from crewlib.eval import Evaluator
 
-    settings = InstrumentSettings.from_params(params)
+    settings = instrument_settings(params)
     evaluator = evaluator or Evaluator(params)
     have = set(scores.metric) if len(scores) else set()
-    extra = [g for g in settings.groups if not _scored(g, have)]
+    extra = [g for g in measured_groups(settings) if not _scored(g, have)]
     measured = pd.concat([scores, evaluator.score(frame, examples, metrics=extra, progress=progress)]) if extra \
         else scores
     return instrument_verdicts(frame, measured, examples, evaluator.judges[0], settings, systems=systems,
-                               reference=reference, retries=int(params["eval"]["judge_retries"]),
-                               workers=int(params["eval"]["workers"]))
+                               reference=reference, retries=int(params.eval.judge_retries),
+                               workers=int(params.eval.workers))
 
 
 def _scored(group: str, metrics: set[str]) -> bool:

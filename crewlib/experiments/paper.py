@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
+from crewlib.schema import Params
+
 # The paper's setting (its §4.1, Appendix D.1): Qwen 2.5 72B Instruct is the LLM executor in policy training and the
 # writer in the main results (SRW's and the Orchestrator's too); GPT-4o is one of the three judges and one transfer
 # backbone, not the writer.
@@ -105,11 +107,11 @@ def conditions(ours: Mapping, *papers: Mapping) -> pd.DataFrame:
     return pd.DataFrame(rows).astype(object).set_index("source").fillna("—")
 
 
-def our_conditions(params: Mapping, *, model: str, papers: int, judges: Sequence[str], systems_rounds: str,
+def our_conditions(params: Params, *, model: str, papers: int, judges: Sequence[str], systems_rounds: str,
                    executor: str = "LLM") -> dict:
     """What our run was: model, data, papers, rounds and judges, read from the params it ran with."""
-    data = params["data"]
+    data = params.data
     source = {"sample": "bundled sample (evaluation split)", "hub": "OARelatedWork (Hub) evaluation split",
-              "local": f"local files ({data.get('oarelatedwork_path')})"}.get(data["source"], data["source"])
+              "local": f"local files ({data.oarelatedwork_path})"}.get(data.source, data.source)
     return {"model": model, "data": source, "papers": papers, "rounds": systems_rounds,
             "judges": ", ".join(judges), "executor": executor}

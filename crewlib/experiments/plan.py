@@ -22,13 +22,13 @@ import argparse
 import functools
 import json
 import re
-from collections.abc import Mapping
 from pathlib import Path
 
 import pandas as pd
 
 from crewlib.config import PROJECT_ROOT, load_params
 from crewlib.experiments.paper import SPLIT
+from crewlib.schema import Params
 
 FIGURES = PROJECT_ROOT / "figures"
 ROUND_SYSTEMS = ("crew", "orchestrator", "srw")  # the systems whose calls grow with their rounds
@@ -63,31 +63,32 @@ def shipped_rounds(notebook: str) -> dict[str, int]:
     path = next((PROJECT_ROOT / "notebooks").glob(f"{notebook}_*.ipynb"))
     cells = json.loads(path.read_text())["cells"]
     source = next("".join(c["source"]) for c in cells if "parameters" in c.get("metadata", {}).get("tags", []))
-    baselines = load_params(PROJECT_ROOT / re.search(r'params_file = "([^"]+)"', source).group(1))["baselines"]
-    return {s: baselines[s]["rounds"] for s in ROUND_SYSTEMS if isinstance(baselines[s]["rounds"], int)}
+    baselines = load_params(PROJECT_ROOT / re.search(r'params_file = "([^"]+)"', source).group(1)).baselines
+    rounds = {s: getattr(baselines, s).rounds for s in ROUND_SYSTEMS}
+    return {s: r for s, r in rounds.items() if isinstance(r, int)}
 
 
-def papers(params: Mapping, notebook: str) -> tuple[int, str]:
+def papers(params: Params, notebook: str) -> tuple[int, str]:
     """How many papers (clusters, documents) the run writes for, and where the number comes from."""
     if notebook == "10":
-        n = params["sq2e"]["documents"]
+        n = params.sq2e.documents
         return (n, "sq2e.documents per dataset") if n else (3, "the bundled sample's documents per dataset")
     if notebook == "07":
-        return (6, "the bundled clusters") if params["data"]["source"] == "sample" else (CLUSTERS_FULL,
+        return (6, "the bundled clusters") if params.data.source == "sample" else (CLUSTERS_FULL,
                                                                                       "the Multi-News test split")
-    if notebook == "09" and params["human"]["pairs"]:
-        return params["human"]["pairs"], "human.pairs"
-    if params["data"]["source"] == "sample":
+    if notebook == "09" and params.human.pairs:
+        return params.human.pairs, "human.pairs"
+    if params.data.source == "sample":
         from crewlib.tasks import build_tasks
 
         return len(build_tasks(params).evaluation), "the bundled sample's evaluation split"
     return SPLIT["evaluation"], "the paper's evaluation split (366)"
 
 
-def plan(params: Mapping, notebook: str, figures: Path = FIGURES) -> pd.DataFrame:
+def plan(params: Params, notebook: str, figures: Path = FIGURES) -> pd.DataFrame:
     """One row per system (or variant, backbone) and one for the judges: estimated calls and tokens of the run."""
     n, source = papers(params, notebook)
-    judges = len(params["eval"].get("judges") or [None])
+    judges = len(params.eval.judges or [None])
     rows, sections = [], 0
     if notebook in TABLES:
         shipped = shipped_rounds(notebook)
@@ -95,7 +96,7 @@ def plan(params: Mapping, notebook: str, figures: Path = FIGURES) -> pd.DataFram
         table = pd.read_csv(figures / name)
         if notebook == "06":  # each backbone of the run with the quick backbones' mean cost per system
             costs = table.groupby("system", sort=False)[["LLM calls", "tokens in", "tokens out"]].mean().reset_index()
-            table = pd.DataFrame([{**c, "backbone": b["name"]} for b in params["transfer"]["backbones"]
+            table = pd.DataFrame([{**c, "backbone": b.name} for b in params.transfer.backbones
                                   for c in costs.to_dict("records")])
         for _, row in table.iterrows():
             label = " / ".join(str(row[k]) for k in keys)
@@ -103,7 +104,7 @@ def plan(params: Mapping, notebook: str, figures: Path = FIGURES) -> pd.DataFram
             if pd.isna(row["LLM calls"]):
                 rows.append({"part": f"{label} (wrote nothing in the quick run: not estimated)", "sections": n})
                 continue
-            rounds = params["baselines"].get(system, {}).get("rounds")
+            rounds = getattr(getattr(params.baselines, system, None), "rounds", None)
             scale = n * (rounds / shipped[system] if system in shipped and isinstance(rounds, int) else 1.0)
             rows.append({"part": label, "sections": n, "calls": row["LLM calls"] * scale,
                          "prompt tokens": row["tokens in"] * scale, "completion tokens": row["tokens out"] * scale})
@@ -124,7 +125,7 @@ def plan(params: Mapping, notebook: str, figures: Path = FIGURES) -> pd.DataFram
     return frame.round(0)
 
 
-def show_plan(params: Mapping, notebook: str) -> None:
+def show_plan(params: Params, notebook: str) -> None:
     """A notebook's ``plan_only``: show the estimate and stop the notebook before anything runs (papermill ends
     with exit status 0)."""
     from IPython.display import display

@@ -15,11 +15,12 @@ from crewlib.baselines import system_class
 from crewlib.data.records import RWGExample
 from crewlib.experiments.generation import generate_pair
 from crewlib.llm import connect
+from crewlib.schema import Params
 from crewlib.tasks import Task
 
 
-def _pair_task(system_name: str, example: RWGExample, task: Task | None, params: Mapping):
-    client = connect(dict(params)) if _uses_llm(system_name) else None
+def _pair_task(system_name: str, example: RWGExample, task: Task | None, params: Params):
+    client = connect(params) if _uses_llm(system_name) else None
     return generate_pair(system_name, example, task, params, client)
 
 
@@ -27,7 +28,7 @@ def _uses_llm(system_name: str) -> bool:
     return system_class(system_name).uses_llm
 
 
-def ray_results(pending: Sequence[tuple[str, RWGExample]], tasks: Mapping[str, Task], params: Mapping,
+def ray_results(pending: Sequence[tuple[str, RWGExample]], tasks: Mapping[str, Task], params: Params,
                 settings) -> Iterator:
     """The pending pairs' results, each as soon as its task finishes (the caller restores the order)."""
     if not pending:
@@ -41,7 +42,7 @@ def ray_results(pending: Sequence[tuple[str, RWGExample]], tasks: Mapping[str, T
                  include_dashboard=False, log_to_driver=False,
                  runtime_env={"env_vars": _forwarded_environment()})
     remote = ray.remote(num_cpus=settings.ray_task_cpus, max_retries=0)(_pair_task)
-    params_ref = ray.put(dict(params))
+    params_ref = ray.put(params)
     waiting = [remote.remote(name, example, tasks.get(example.target_id), params_ref) for name, example in pending]
     while waiting:
         finished, waiting = ray.wait(waiting, num_returns=1)

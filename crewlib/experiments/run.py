@@ -26,22 +26,22 @@ import re
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 from tqdm import tqdm  # plain text bars: no widget (and no IProgress warning) in notebooks
 
 from crewlib.baselines import SYSTEMS, system_class
-from crewlib.config import params_fingerprint
+from crewlib.config import as_dict, params_fingerprint
 from crewlib.data.records import RWGExample
 from crewlib.experiments.generation import GenerationResult, generate_pair, result_of
 from crewlib.experiments.ray_backend import ray_results
 from crewlib.llm import LLMClient
 from crewlib.lock import output_lock
+from crewlib.schema import Params
 from crewlib.tasks import Task
 
-__all__ = ["BACKENDS", "GENERATIONS_FILE", "ExperimentSettings", "GenerationResult", "Generations", "folder_name",
+__all__ = ["BACKENDS", "GENERATIONS_FILE", "GenerationResult", "Generations", "folder_name",
            "generate_pair", "read_generations", "result_of", "resumable", "run_generations", "settings_folder"]
 
 BACKENDS = ("local", "ray")
@@ -82,7 +82,7 @@ def folder_name(label: str) -> str:
     return re.sub(r"[^a-z0-9.-]+", "_", label.lower()).strip("_")
 
 
-def run_generations(names: Sequence[str], examples: Sequence[RWGExample], params: Mapping,
+def run_generations(names: Sequence[str], examples: Sequence[RWGExample], params: Params,
                     client: LLMClient | None = None, *, tasks: Mapping[str, Task] | None = None,
                     out_dir: str | Path | None = None, backend: str | None = None,
                     progress: bool = True) -> Generations:
@@ -92,7 +92,7 @@ def run_generations(names: Sequence[str], examples: Sequence[RWGExample], params
     workers connect to the params' endpoint themselves. ``tasks``: target id → task, from the run's
     :func:`~crewlib.tasks.build_tasks`; an example without one gets its task from
     :func:`~crewlib.tasks.task_for`. ``backend``: ``local`` or ``ray``; default
-    ``params['experiments']['backend']``.
+    ``params.experiments.backend``.
     """
     unknown = [n for n in names if n not in SYSTEMS]
     if unknown:
@@ -101,7 +101,7 @@ def run_generations(names: Sequence[str], examples: Sequence[RWGExample], params
     if repeated:
         raise ValueError(f"{len(repeated)} target id(s) occur more than once among the examples: "
                          f"{', '.join(repeated[:5])}; a resumed run could not tell their generations apart")
-    settings = ExperimentSettings.from_params(params)
+    settings = params.experiments
     backend = backend or settings.backend
     if backend not in BACKENDS:
         raise ValueError(f"experiments.backend must be one of {BACKENDS}, not {backend!r}")
@@ -125,17 +125,18 @@ def run_generations(names: Sequence[str], examples: Sequence[RWGExample], params
 NOT_GENERATION = ("eval", "instrument", "experiments")
 
 
-def settings_folder(out_dir: str | Path, params: Mapping) -> Path:
+def settings_folder(out_dir: str | Path, params: Params) -> Path:
     """Where the generations of ``params`` resume: a folder of ``out_dir`` named by the fingerprint of every setting
     a generation can depend on (not the LLM cache's place), so a run with other settings — full instead of quick
     mode, another model — never resumes the first one's sections."""
-    relevant = {k: v for k, v in params.items() if k not in NOT_GENERATION}
-    relevant["llm"] = {k: v for k, v in (relevant.get("llm") or {}).items() if k != "cache_dir"}
+    relevant = {k: v for k, v in as_dict(params).items() if k not in NOT_GENERATION}
+    relevant["llm"] = {k: v for k, v in relevant["llm"].items() if k != "cache_dir"}
+    relevant["_source"] = params.source  # the params file: runs of two files never share a folder
     return Path(out_dir) / f"settings-{params_fingerprint(relevant, tuple(relevant))[:12]}"
 
 
 def resumable(order: Sequence[tuple[str, str]], produce: Callable[[list[tuple[str, str]]], Iterable[GenerationResult]],
-              *, out_dir: str | Path | None, params: Mapping | None = None, progress: bool = True) -> Generations:
+              *, out_dir: str | Path | None, params: Params | None = None, progress: bool = True) -> Generations:
     """The results of every (system, example id) of ``order``, those finished in ``out_dir`` read back.
 
     ``produce(pending)`` yields the results of the pending pairs (in any order); each finished one is
@@ -169,27 +170,4 @@ def _end_last_line(path: Path) -> None:
             fh.seek(-1, 2)
             if fh.read(1) != b"\n":
                 fh.write(b"\n")
-
-
-@dataclass(frozen=True)
-class ExperimentSettings:
-    """The ``experiments`` block of the params."""
-
-    backend: str = "local"
-    ray_address: str | None = None  # an existing cluster ("ray://host:10001" or "auto"); None: start a local one
-    ray_num_cpus: int | None = None  # CPUs of a local Ray instance (None: all)
-    ray_task_cpus: float = 1.0  # CPUs one (system, example) task reserves
-    metrics: tuple[str, ...] = ("citation",)  # the metric groups of the main results
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "metrics", tuple(self.metrics))
-
-    @classmethod
-    def from_params(cls, params: Mapping | None) -> ExperimentSettings:
-        block = dict((params or {}).get("experiments") or {})
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = set(block) - known
-        if unknown:
-            raise ValueError(f"unknown experiments settings: {sorted(unknown)}; known: {sorted(known)}")
-        return cls(**block)
 

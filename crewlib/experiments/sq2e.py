@@ -27,6 +27,7 @@ from crewlib.experiments import paper
 from crewlib.experiments.run import GenerationResult, Generations, result_of, resumable
 from crewlib.experiments.tables import ci_cell, metric_summary
 from crewlib.llm import LLMClient, LLMError, connect
+from crewlib.schema import Params
 from crewlib.sq2e import FactualConsistency, make_summariser
 from crewlib.sq2e.systems import ROLES
 
@@ -34,23 +35,23 @@ COLUMNS = {"rouge1": "ROUGE-1", "rouge2": "ROUGE-2", "rougeL": "ROUGE-L", "berts
            "factual_consistency": "factual consistency"}
 
 
-def load_documents(params: dict, dataset: str, targets: int | None = None) -> list[LongDocument]:
+def load_documents(params: Params, dataset: str, targets: int | None = None) -> list[LongDocument]:
     """The documents of ``sq2e.split`` of ``dataset`` (``data.source`` says from where): the first ``targets`` when
     given, else a random sample of ``sq2e.documents`` drawn with ``sq2e.sample_seed`` (in the split's order), else
     all of them."""
     from crewlib.data.loaders import DatasetUnavailableError, load_task_data
     from crewlib.data.split import seeded_sample
 
-    settings = params["sq2e"]
-    docs, report = load_task_data(params, dataset, split=settings["split"], limit=targets)
+    settings = params.sq2e
+    docs, report = load_task_data(params, dataset, split=settings.split, limit=targets)
     if not docs:
         raise DatasetUnavailableError(f"no {dataset} document to summarise ({report})")
     if targets is None:
-        docs = seeded_sample(docs, settings["documents"], settings["sample_seed"])
+        docs = seeded_sample(docs, settings.documents, settings.sample_seed)
     return docs[:targets]
 
 
-def summarise_pair(name: str, doc: LongDocument, params: dict, client: LLMClient) -> GenerationResult:
+def summarise_pair(name: str, doc: LongDocument, params: Params, client: LLMClient) -> GenerationResult:
     """One summariser on one document; a failure gives a result with its error."""
     try:
         return result_of(make_summariser(name, params, client).summarise(doc))
@@ -203,13 +204,13 @@ def score_summaries(generations: Generations, docs: Sequence[LongDocument], fact
     return pd.DataFrame(rows, columns=["dataset", "system", "example", "metric", "value"])
 
 
-def run_sq2e(params: dict, *, datasets: Sequence[str] | None = None, systems: Sequence[str] | None = None,
+def run_sq2e(params: Params, *, datasets: Sequence[str] | None = None, systems: Sequence[str] | None = None,
              targets: int | None = None, out_dir: str | Path | None = None, progress: bool = False) -> SQ2EResults:
     """Every system on the first ``targets`` documents of every dataset, scored; resumable in ``out_dir``."""
-    settings = params["sq2e"]
-    datasets = list(datasets or settings["datasets"])
-    systems = tuple(systems or settings["systems"])
-    root = resolve_path(out_dir or settings["out_dir"])
+    settings = params.sq2e
+    datasets = list(datasets or settings.datasets)
+    systems = tuple(systems or settings.systems)
+    root = resolve_path(out_dir or settings.out_dir)
     client = connect(params)
     fact = FactualConsistency(params)
     documents, generations, scores = {}, {}, []

@@ -24,6 +24,7 @@ from crewlib.experiments import paired, paper
 from crewlib.experiments.run import folder_name, run_generations
 from crewlib.experiments.tables import ci_cell, metric_summary
 from crewlib.llm import connect
+from crewlib.schema import Params
 from crewlib.tasks import evaluation_pairs
 
 COLUMNS = {"judge_overall": "Overall", "judge_coverage": "Coverage", "judge_logic": "Logic",
@@ -111,11 +112,11 @@ class Transfer:
                     ["backbone", "system"]).ok.sum().reset_index()}
 
 
-def run_transfer(params: dict, *, backbones: Sequence[str] | None = None, systems: Sequence[str] | None = None,
+def run_transfer(params: Params, *, backbones: Sequence[str] | None = None, systems: Sequence[str] | None = None,
                  targets: int | None = None, metrics: Sequence[str] = ("citation", "judge"),
                  out_dir: str | Path | None = None, progress: bool = False) -> Transfer:
     """Every backbone writes with every system on the first ``targets`` evaluation papers; one judge set scores all."""
-    settings = params["transfer"]
+    settings = params.transfer
     configured = _backbones(params)
     names = list(backbones or configured)
     unknown = [n for n in names if n not in configured]
@@ -129,11 +130,11 @@ def run_transfer(params: dict, *, backbones: Sequence[str] | None = None, system
         a, b = same[0]
         raise ValueError(f"backbones {a!r} and {b!r} both resolve to model {models[a]!r}: unset "
                          "CREW_LLM_BASE_URL / CREW_LLM_MODEL / CREW_EMBEDDED_MODEL, which override every backbone")
-    return run_labelled(params, runs, list(systems or settings["systems"]), pairs,
-                    resolve_path(out_dir or settings["out_dir"]), metrics, progress)
+    return run_labelled(params, runs, list(systems or settings.systems), pairs,
+                    resolve_path(out_dir or settings.out_dir), metrics, progress)
 
 
-def compare_controllers(params: dict, *, targets: int | None = None, metrics: Sequence[str] = ("citation", "judge"),
+def compare_controllers(params: Params, *, targets: int | None = None, metrics: Sequence[str] = ("citation", "judge"),
                         out_dir: str | Path | None = None, progress: bool = False) -> Transfer:
     """CREW with the shipped (surrogate-trained) controller and with the LLM-trained one, on one backbone.
 
@@ -142,17 +143,17 @@ def compare_controllers(params: dict, *, targets: int | None = None, metrics: Se
     """
     from crewlib.rl.controller import controller_path
 
-    settings = params["transfer"]["llm_training"]
-    llm = _backbone_llm(params, settings["backbone"])
-    runs = {f"{settings['backbone']}, {label}": with_overrides(params, {"llm": llm, "baselines": {"crew": {
+    settings = params.transfer.llm_training
+    llm = _backbone_llm(params, settings.backbone)
+    runs = {f"{settings.backbone}, {label}": with_overrides(params, {"llm": llm, "baselines": {"crew": {
         "checkpoint": str(path)}}}) for label, path in (("surrogate-trained", controller_path(params)),
-                                                         ("LLM-trained", resolve_path(settings["checkpoint"])))}
+                                                         ("LLM-trained", resolve_path(settings.checkpoint)))}
     pairs = evaluation_pairs(params, targets)
-    root = resolve_path(out_dir or params["transfer"]["out_dir"]) / "controllers"
+    root = resolve_path(out_dir or params.transfer.out_dir) / "controllers"
     return run_labelled(params, runs, ["crew"], pairs, root, metrics, progress)
 
 
-def train_with_llm(params: dict, *, out_dir: str | Path, progress: bool = False) -> Path:
+def train_with_llm(params: Params, *, out_dir: str | Path, progress: bool = False) -> Path:
     """The shipped controller trained further with the LLM executor on ``transfer.llm_training.backbone``.
 
     ``updates`` IPPO updates of ``ippo.episodes_per_update`` training papers each, episodes of
@@ -160,23 +161,22 @@ def train_with_llm(params: dict, *, out_dir: str | Path, progress: bool = False)
     the result is copied to ``transfer.llm_training.checkpoint``. Every executor call goes through
     the client and its cache, so a rerun with the recorded answers pays for nothing.
     """
-    import dataclasses
     import math
     import shutil
 
     from crewlib.rl import IPPOConfig, build_training_env, train
     from crewlib.rl.controller import controller_path
 
-    settings = params["transfer"]["llm_training"]
-    tparams = with_overrides(params, {"llm": _backbone_llm(params, settings["backbone"]),
-                                      "training": {"executor": "llm"}, "env": {"horizon": settings["rounds"]}})
+    settings = params.transfer.llm_training
+    tparams = with_overrides(params, {"llm": _backbone_llm(params, settings.backbone),
+                                      "training": {"executor": "llm"}, "env": {"horizon": settings.rounds}})
     env, train_idx, _ = build_training_env(tparams)
     cfg = IPPOConfig.from_params(tparams)
-    epochs = math.ceil(settings["updates"] * cfg.episodes_per_update / len(train_idx))
-    cfg = dataclasses.replace(cfg, train_epochs=epochs)
-    _, checkpoint = train(env, train_idx, cfg, out_dir, progress=progress, max_updates=settings["updates"],
+    epochs = math.ceil(settings.updates * cfg.episodes_per_update / len(train_idx))
+    cfg = cfg.replace(train_epochs=epochs)
+    _, checkpoint = train(env, train_idx, cfg, out_dir, progress=progress, max_updates=settings.updates,
                           init=controller_path(params))
-    target = resolve_path(settings["checkpoint"])
+    target = resolve_path(settings.checkpoint)
     target.parent.mkdir(parents=True, exist_ok=True)
     if not _reproduced(checkpoint, target):  # a rerun that reproduces the training leaves a shipped file as it is
         shutil.copyfile(checkpoint, target)
@@ -190,19 +190,19 @@ def _reproduced(checkpoint: Path, target: Path) -> bool:
     return target.exists() and same_weights(checkpoint, target)
 
 
-def _backbones(params: dict) -> dict[str, dict]:
+def _backbones(params: Params) -> dict[str, dict]:
     """``transfer.backbones`` as name → overrides of the llm block."""
-    return {b["name"]: b["llm"] for b in params["transfer"]["backbones"]}
+    return {b.name: b.llm for b in params.transfer.backbones}
 
 
-def _backbone_llm(params: dict, name: str) -> dict:
+def _backbone_llm(params: Params, name: str) -> dict:
     configured = _backbones(params)
     if name not in configured:
         raise KeyError(f"unknown backbone {name!r}; transfer.backbones has {list(configured)}")
     return configured[name]
 
 
-def run_labelled(params: dict, runs: dict[str, dict], systems: list[str], pairs, root: Path, metrics: Sequence[str],
+def run_labelled(params: Params, runs: dict[str, Params], systems: list[str], pairs, root: Path, metrics: Sequence[str],
                  progress: bool) -> Transfer:
     """Each run's params (a label → params) writes with ``systems``; the base params' judges score all.
 

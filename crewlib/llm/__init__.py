@@ -25,11 +25,12 @@ from crewlib.llm.errors import (
 )
 from crewlib.llm.faults import FaultInjector
 from crewlib.llm.ledger import Caller, CallRecord, Ledger
-from crewlib.llm.settings import EmbeddedConfig, LLMConfig
+from crewlib.llm.settings import llm_settings
+from crewlib.schema import EmbeddedBlock, LLMBlock, Params
 
 __all__ = [
-    "CacheMissError", "CallRecord", "Caller", "ChatRequest", "ChatResult", "EmbeddedConfig", "EndpointError",
-    "FaultInjector", "LLMClient", "LLMConfig", "LLMError", "Ledger", "ModelNotAvailableError",
+    "CacheMissError", "CallRecord", "Caller", "ChatRequest", "ChatResult", "EndpointError",
+    "FaultInjector", "LLMClient", "LLMError", "Ledger", "ModelNotAvailableError",
     "OutputValidationError", "ResponseCache", "RetryExhaustedError", "ServerStartError", "connect",
     "connect_override", "embedded_runtime", "embedded_server",
 ]
@@ -38,7 +39,7 @@ _servers: dict = {}
 _servers_lock = threading.Lock()
 
 
-def embedded_server(config: EmbeddedConfig):
+def embedded_server(config: EmbeddedBlock):
     """The process-wide embedded server for ``config`` (started once, stopped at exit)."""
     from crewlib.llm.local import LocalServer
 
@@ -50,21 +51,24 @@ def embedded_server(config: EmbeddedConfig):
         return server
 
 
-def embedded_runtime(config: EmbeddedConfig) -> str | None:
+def embedded_runtime(config: EmbeddedBlock) -> str | None:
     """``native`` or ``prebuilt`` for the running embedded server of ``config``; None when none runs."""
     with _servers_lock:
         server = _servers.get(config)
         return server.runtime if server is not None and server.running else None
 
 
-def connect(params: dict | None = None, *, ledger: Ledger | None = None, cache: ResponseCache | None = None,
-            faults: FaultInjector | None = None, config: LLMConfig | None = None) -> LLMClient:
+def connect(params: Params | None = None, *, ledger: Ledger | None = None, cache: ResponseCache | None = None,
+            faults: FaultInjector | None = None, config: LLMBlock | None = None) -> LLMClient:
     """A client for the endpoint the params (and environment) name.
 
     With the embedded provider the local server is started lazily, at the first call whose
     answer is not in the cache, so a fully cached run never loads the model.
     """
-    config = config or LLMConfig.from_params(params)
+    if config is None:
+        if params is None:
+            raise ValueError("connect needs params or an llm config")
+        config = llm_settings(params)
     if config.provider == "embedded":
         from crewlib.llm.local import get_model
 
@@ -74,11 +78,10 @@ def connect(params: dict | None = None, *, ledger: Ledger | None = None, cache: 
     return LLMClient(config, ledger=ledger, cache=cache, faults=faults)
 
 
-def connect_override(params: dict | None, override: dict | None = None, *, ledger: Ledger | None = None) -> LLMClient:
+def connect_override(params: Params, override: dict | None = None, *, ledger: Ledger | None = None) -> LLMClient:
     """A client for the params' ``llm`` block with the keys of ``override`` replaced.
 
     ``None`` or ``{}`` is the run's own LLM. Used where params name a second model: the judges
     (``eval.judges``), MA-RWG's generator and verifier.
     """
-    block = {**((params or {}).get("llm") or {}), **dict(override or {})}
-    return connect(config=LLMConfig.from_params({"llm": block}), ledger=ledger)
+    return connect(config=llm_settings(params, override=override), ledger=ledger)

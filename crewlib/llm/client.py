@@ -41,8 +41,9 @@ from crewlib.llm.errors import (
 from crewlib.llm.faults import FaultInjector
 from crewlib.llm.jsonout import JSONAnswerError, parse_json_answer, schema_instruction
 from crewlib.llm.ledger import Caller, CallRecord, Ledger
-from crewlib.llm.settings import LLMConfig
+from crewlib.llm.settings import cache_path
 from crewlib.prompts import reword
+from crewlib.schema import LLMBlock
 
 T = TypeVar("T", bound=pydantic.BaseModel)
 
@@ -215,7 +216,7 @@ class LLMClient:
         sleep: how to wait between retries (tests pass a no-op).
     """
 
-    def __init__(self, config: LLMConfig, *, base_url: str | Callable[[], str] | None = None,
+    def __init__(self, config: LLMBlock, *, base_url: str | Callable[[], str] | None = None,
                  model: str | None = None,
                  api_key: str | None = None, ledger: Ledger | None = None,
                  cache: ResponseCache | None = None, faults: FaultInjector | None = None,
@@ -232,7 +233,7 @@ class LLMClient:
         self._send_lock = threading.Lock()
         self._resolved_url: str | None = None
         self.ledger = ledger if ledger is not None else Ledger()
-        self.cache = cache if cache is not None else ResponseCache(config.cache_path, config.cache_mode)
+        self.cache = cache if cache is not None else ResponseCache(cache_path(config), config.cache_mode)
         if faults is None and config.faults.rate > 0:
             faults = FaultInjector(config.faults.rate, config.faults.seed)
         self.faults = faults

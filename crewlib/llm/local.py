@@ -32,7 +32,8 @@ from pathlib import Path
 from crewlib.llm.errors import ModelNotAvailableError, ServerStartError
 from crewlib.llm.models import MODELS, XLLAMACPP_PIN, GGUFModel, get_model, model_dir, prepare_model
 from crewlib.llm.native import build_native, native_server, runtime_args
-from crewlib.llm.settings import EmbeddedConfig
+from crewlib.llm.settings import llm_config
+from crewlib.schema import EmbeddedBlock
 
 __all__ = ["MODELS", "GGUFModel", "LocalServer", "free_port", "get_model", "main", "model_dir", "native_command",
            "prepare_model", "resolve_runtime"]
@@ -84,7 +85,7 @@ class LocalServer:
     exit). ``base_url`` is ``http://127.0.0.1:<port>/v1``; the served model name is ``alias``.
     """
 
-    def __init__(self, config: EmbeddedConfig, *, port: int | None = None, model_folder: Path | None = None,
+    def __init__(self, config: EmbeddedBlock, *, port: int | None = None, model_folder: Path | None = None,
                  log_path: Path | None = None, native_args: tuple[str, ...] = ()) -> None:
         self.config = config
         self.native_args = tuple(native_args)  # extra llama-server options (benchmarks/llm_local.py)
@@ -298,7 +299,7 @@ def main(argv: list[str] | None = None) -> None:
     serve.add_argument("--model-path", default=None, help="a GGUF file (default: the prepared --model)")
     serve.add_argument("--alias", default=None, help="model name to answer to (default: from --model)")
     serve.add_argument("--port", type=int, default=8080)
-    defaults = EmbeddedConfig()
+    defaults = llm_config().embedded
     serve.add_argument("--n-ctx-per-slot", type=int, default=defaults.n_ctx_per_slot)
     serve.add_argument("--n-parallel", type=int, default=defaults.n_parallel)
     serve.add_argument("--n-threads", type=int, default=defaults.n_threads)

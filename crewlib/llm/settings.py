@@ -19,13 +19,15 @@ Environment overrides (so one params file serves every endpoint):
 
 from __future__ import annotations
 
-import dataclasses
 import os
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from crewlib.config import ParamsError, from_quick, resolve_path
+import pydantic
+
+from crewlib.config import ParamsError, as_dict, default_params, resolve_path
+from crewlib.schema import LLMBlock, Params, validation_messages
 
 CacheMode = Literal["off", "read_write", "replay"]
 CACHE_MODES = ("off", "read_write", "replay")
@@ -37,26 +39,6 @@ def user_cache_dir(name: str, override_env: str) -> Path:
     if os.environ.get(override_env):
         return Path(os.environ[override_env]).expanduser()
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "crewlib" / name
-
-
-@dataclass(frozen=True)
-class EmbeddedConfig:
-    """The local llama.cpp server (docs/method.md, "LLM and offline defaults"); defaults: ``params/quick.yaml``."""
-
-    model: str = from_quick("llm.embedded.model")
-    n_ctx_per_slot: int = from_quick("llm.embedded.n_ctx_per_slot")  # llama.cpp splits n_ctx across slots
-    n_parallel: int = from_quick("llm.embedded.n_parallel")  # concurrent request slots (continuous batching)
-    n_threads: int = from_quick("llm.embedded.n_threads")  # CPU threads for generation
-    startup_timeout_s: float = from_quick("llm.embedded.startup_timeout_s")
-    runtime: str = from_quick("llm.embedded.runtime")  # auto | native | prebuilt (crewlib.llm.native)
-
-
-@dataclass(frozen=True)
-class FaultsConfig:
-    """Seeded injected failures in front of the endpoint (the paper's API-failure experiment)."""
-
-    rate: float = from_quick("llm.faults.rate")
-    seed: int = from_quick("llm.faults.seed")
 
 
 def parse_faults(value: str) -> dict[str, Any]:
@@ -71,86 +53,48 @@ def parse_faults(value: str) -> dict[str, Any]:
     return block
 
 
-@dataclass(frozen=True)
-class LLMConfig:
-    """Where and how to call an LLM (defaults: ``params/quick.yaml``); the key is read from ``api_key_env``."""
+def llm_config(block: LLMBlock | None = None, **changes: Any) -> LLMBlock:
+    """``block`` (default: ``params/quick.yaml``'s ``llm``) with ``changes`` applied (``embedded`` and ``faults``
+    as dicts of the keys they change), validated and checked: the one way an ``llm`` block is built."""
+    data = as_dict(block if block is not None else default_params().llm)
+    for key, value in changes.items():
+        data[key] = {**data.get(key, {}), **value} if key in ("embedded", "faults") and isinstance(value, dict) \
+            else value
+    return _checked(data)
 
-    provider: Literal["embedded", "openai"] = from_quick("llm.provider")
-    base_url: str | None = from_quick("llm.base_url")
-    model: str | None = from_quick("llm.model")
-    api_key_env: str = from_quick("llm.api_key_env")
-    temperature: float = from_quick("llm.temperature")
-    top_p: float = from_quick("llm.top_p")
-    max_tokens: int = from_quick("llm.max_tokens")
-    frequency_penalty: float = from_quick("llm.frequency_penalty")
-    seed: int | None = from_quick("llm.seed")
-    timeout_s: float = from_quick("llm.timeout_s")
-    deadline_s: float = from_quick("llm.deadline_s")  # one call, all its attempts and waits together
-    concurrency: int = from_quick("llm.concurrency")
-    max_retries: int = from_quick("llm.max_retries")
-    backoff_base_s: float = from_quick("llm.backoff_base_s")
-    backoff_max_s: float = from_quick("llm.backoff_max_s")
-    retry_after_max_s: float = from_quick("llm.retry_after_max_s")  # cap on a 429's Retry-After
-    json_mode: bool = from_quick("llm.json_mode")
-    structured_output: str = from_quick("llm.structured_output")  # json_schema | json_object
-    reask_cut: bool = from_quick("llm.reask_cut")  # an answer cut at max_tokens is re-asked for a shorter one
-    reasks: int = from_quick("llm.reasks")  # re-asks of an invalid or cut JSON answer before it is a fallback
-    cache_mode: CacheMode = from_quick("llm.cache_mode")
-    cache_dir: str = from_quick("llm.cache_dir")
-    task_wording: str = from_quick("llm.task_wording")  # a key of crewlib.prompts.WORDINGS: the task prompts describe
-    embedded: EmbeddedConfig = field(default_factory=EmbeddedConfig)
-    faults: FaultsConfig = field(default_factory=FaultsConfig)
 
-    def __post_init__(self) -> None:
-        if self.provider not in ("embedded", "openai"):
-            raise ParamsError(f"llm.provider must be 'embedded' or 'openai', not {self.provider!r}")
-        if self.cache_mode not in CACHE_MODES:
-            raise ParamsError(f"llm.cache_mode must be one of {CACHE_MODES}, not {self.cache_mode!r}")
-        if self.provider == "openai" and not (self.base_url and self.model):
-            raise ParamsError(
-                "llm.provider 'openai' needs llm.base_url and llm.model "
-                "(or CREW_LLM_BASE_URL and CREW_LLM_MODEL)"
-            )
-        from crewlib.prompts import WORDINGS
+def _checked(data: dict[str, Any]) -> LLMBlock:
+    try:
+        config = LLMBlock.model_validate(data)
+    except pydantic.ValidationError as exc:
+        raise ParamsError("llm settings: " + "; ".join(validation_messages(exc))) from None
+    if config.provider == "openai" and not (config.base_url and config.model):
+        raise ParamsError("llm.provider 'openai' needs llm.base_url and llm.model "
+                          "(or CREW_LLM_BASE_URL and CREW_LLM_MODEL)")
+    return config
 
-        if self.task_wording not in WORDINGS:
-            raise ParamsError(f"llm.task_wording must be one of {sorted(WORDINGS)}, not {self.task_wording!r}")
-        if self.concurrency < 1 or self.max_retries < 0:
-            raise ParamsError("llm.concurrency must be >= 1 and llm.max_retries >= 0")
 
-    @property
-    def cache_path(self) -> Path:
-        return resolve_path(self.cache_dir)
+def llm_settings(params: Params, env: Mapping[str, str] | None = None, override: Mapping[str, Any] | None = None
+                 ) -> LLMBlock:
+    """The ``llm`` block of ``params``, its keys replaced by ``override`` (a judge's or MA-RWG's model: the
+    whole ``embedded`` or ``faults`` dict when it names one), then the environment overrides of the module doc."""
+    env = os.environ if env is None else env
+    block = as_dict(params.llm) | dict(override or {})
+    if env.get("CREW_LLM_BASE_URL"):
+        block.update(provider="openai", base_url=env["CREW_LLM_BASE_URL"])
+    for var, key in [("CREW_LLM_PROVIDER", "provider"), ("CREW_LLM_MODEL", "model"),
+                     ("CREW_LLM_API_KEY_ENV", "api_key_env"), ("CREW_LLM_CACHE_MODE", "cache_mode"),
+                     ("CREW_LLM_CACHE_DIR", "cache_dir")]:
+        if env.get(var):
+            block[key] = env[var]
+    if "CREW_LLM_API_KEY_ENV" in env and not env["CREW_LLM_API_KEY_ENV"]:
+        block["api_key_env"] = ""  # set but empty: a server that needs no key (the README's vLLM / Ollama lines)
+    embedded = {key: env[var] for var, key in [("CREW_EMBEDDED_MODEL", "model"), ("CREW_EMBEDDED_RUNTIME", "runtime")]
+                if env.get(var)}
+    faults = parse_faults(env["CREW_LLM_FAULTS"]) if env.get("CREW_LLM_FAULTS") else {}
+    return _checked({**block, "embedded": {**block["embedded"], **embedded}, "faults": {**block["faults"], **faults}})
 
-    @classmethod
-    def from_params(cls, params: dict[str, Any] | None = None, env: dict[str, str] | None = None) -> LLMConfig:
-        """Build from ``params['llm']`` and the environment overrides listed in the module doc."""
-        env = os.environ if env is None else env
-        block = dict((params or {}).get("llm", {}))
-        embedded = dict(block.pop("embedded", {}) or {})
-        faults = dict(block.pop("faults", {}) or {})
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = set(block) - known
-        if unknown:
-            raise ParamsError(f"unknown llm settings: {sorted(unknown)}; known: {sorted(known)}")
-        if env.get("CREW_LLM_BASE_URL"):
-            block["provider"] = "openai"
-            block["base_url"] = env["CREW_LLM_BASE_URL"]
-        for var, key in [
-            ("CREW_LLM_PROVIDER", "provider"),
-            ("CREW_LLM_MODEL", "model"),
-            ("CREW_LLM_API_KEY_ENV", "api_key_env"),
-            ("CREW_LLM_CACHE_MODE", "cache_mode"),
-            ("CREW_LLM_CACHE_DIR", "cache_dir"),
-        ]:
-            if env.get(var):
-                block[key] = env[var]
-        if "CREW_LLM_API_KEY_ENV" in env and not env["CREW_LLM_API_KEY_ENV"]:
-            block["api_key_env"] = ""  # set but empty: a server that needs no key (the README's vLLM / Ollama lines)
-        if env.get("CREW_EMBEDDED_MODEL"):
-            embedded["model"] = env["CREW_EMBEDDED_MODEL"]
-        if env.get("CREW_EMBEDDED_RUNTIME"):
-            embedded["runtime"] = env["CREW_EMBEDDED_RUNTIME"]
-        if env.get("CREW_LLM_FAULTS"):
-            faults.update(parse_faults(env["CREW_LLM_FAULTS"]))
-        return cls(**block, embedded=EmbeddedConfig(**embedded), faults=FaultsConfig(**faults))
+
+def cache_path(config: LLMBlock) -> Path:
+    """Where the answers of ``config`` are cached (``llm.cache_dir``, relative to the project root)."""
+    return resolve_path(config.cache_dir)

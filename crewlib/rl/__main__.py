@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     params = load_params(args.params)
     env, train_idx, _ = build_training_env(params)
     cfg = IPPOConfig.from_params(params)
-    out = resolve_path(params["training"]["out_dir"])
+    out = resolve_path(params.training.out_dir)
     t0 = time.perf_counter()
     rollouts = rollouts_from_params(params)
     try:
@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"trained on {len(train_idx)} papers x {cfg.train_epochs} epochs in {time.perf_counter() - t0:.1f} s; "
           f"checkpoint {checkpoint}, metrics {out / 'metrics.csv'}")
     if args.ship:
-        target = resolve_path(params["training"]["shipped_checkpoint"])
+        target = resolve_path(params.training.shipped_checkpoint)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(checkpoint, target)
         print(f"shipped: {target} ({target.stat().st_size / 1024:.0f} KiB)")

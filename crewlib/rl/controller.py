@@ -12,7 +12,6 @@ it was trained with.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -20,8 +19,10 @@ import numpy as np
 import torch
 
 from crewlib import CrewError, __version__
+from crewlib.config import default_params
 from crewlib.env.observation import FEATURE_NAMES
 from crewlib.rl.ippo import IPPOConfig, SharedActorCritic
+from crewlib.schema import Params
 
 
 class ControllerError(CrewError, RuntimeError):
@@ -58,7 +59,7 @@ def save_checkpoint(path: str | Path, net: SharedActorCritic, cfg: IPPOConfig, n
     """Write atomically: a checkpoint is the old one or the new one, never half written."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = {"model": net.state_dict(), "config": dataclasses.asdict(cfg), "n_agents": n_agents,
+    data = {"model": net.state_dict(), "config": cfg.model_dump(), "n_agents": n_agents,
             "feature_names": list(FEATURE_NAMES), "library_version": __version__, **(state or {})}
     if optimizer is not None:
         data["optimizer"] = optimizer.state_dict()
@@ -115,7 +116,7 @@ class PolicyController:
     @classmethod
     def load(cls, path: str | Path, *, greedy: bool = True, seed: int = 0) -> PolicyController:
         data = read_checkpoint(path)
-        cfg = IPPOConfig(**data["config"])
+        cfg = IPPOConfig.model_validate({**default_params().ippo.model_dump(), **data["config"]})  # older: fewer keys
         net = build_network(cfg, data["n_agents"])
         net.load_state_dict(data["model"])
         mode = "greedy" if greedy else "sampled"
@@ -123,9 +124,8 @@ class PolicyController:
                    name=f"trained IPPO controller ({Path(path).name}, {mode})")
 
 
-def controller_path(params: Mapping) -> Path:
+def controller_path(params: Params) -> Path:
     """The checkpoint CREW runs with: ``baselines.crew.checkpoint``, else ``training.shipped_checkpoint``."""
     from crewlib.config import resolve_path
 
-    crew = (params.get("baselines") or {}).get("crew") or {}
-    return resolve_path(crew.get("checkpoint") or params["training"]["shipped_checkpoint"])
+    return resolve_path(params.baselines.crew.checkpoint or params.training.shipped_checkpoint)

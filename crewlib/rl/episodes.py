@@ -6,8 +6,6 @@ Used by :func:`crewlib.rl.train.train` in this process and by the worker process
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import torch
 
 from crewlib.env.crew_env import CrewEnv, EnvConfig
@@ -16,10 +14,11 @@ from crewlib.env.llm_executor import LLMExecutor
 from crewlib.llm import connect
 from crewlib.rl.controller import round_tensors
 from crewlib.rl.ippo import IPPOConfig, SharedActorCritic
+from crewlib.schema import Params
 from crewlib.tasks import build_tasks
 
 
-def build_training_env(params: Mapping) -> tuple[CrewEnv, list[int], list[int]]:
+def build_training_env(params: Params) -> tuple[CrewEnv, list[int], list[int]]:
     """The environment over the run's train + evaluation tasks (:func:`crewlib.tasks.build_tasks`).
 
     Returns the env and the example indices of each part. The executor is ``training.executor``:
@@ -27,7 +26,7 @@ def build_training_env(params: Mapping) -> tuple[CrewEnv, list[int], list[int]]:
     """
     tasks = build_tasks(params)
     pairs = tasks.train + tasks.evaluation
-    executor_name = params["training"]["executor"]
+    executor_name = params.training.executor
     if executor_name == "surrogate":
         executor = SurrogateExecutor()
     else:

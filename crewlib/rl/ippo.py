@@ -18,38 +18,19 @@ from torch import nn
 from torch.distributions import Categorical
 
 from crewlib.actions import N_ACTIONS
-from crewlib.config import from_quick
 from crewlib.env.observation import FEATURE_NAMES
+from crewlib.schema import IPPOBlock, Params
 
 MASKED_LOGIT = -1e9
 
 
-@dataclass(frozen=True)
-class IPPOConfig:
-    """Every hyperparameter; the defaults (the paper's values, Appendix D) live in ``params/quick.yaml``."""
-
-    hidden: int = from_quick("ippo.hidden")
-    learning_rate: float = from_quick("ippo.learning_rate")
-    adam_eps: float = from_quick("ippo.adam_eps")
-    gamma: float = from_quick("ippo.gamma")
-    gae_lambda: float = from_quick("ippo.gae_lambda")
-    clip_coef: float = from_quick("ippo.clip_coef")
-    ent_coef: float = from_quick("ippo.ent_coef")
-    vf_coef: float = from_quick("ippo.vf_coef")
-    max_grad_norm: float = from_quick("ippo.max_grad_norm")
-    update_epochs: int = from_quick("ippo.update_epochs")  # K
-    num_minibatches: int = from_quick("ippo.num_minibatches")
-    norm_adv: bool = from_quick("ippo.norm_adv")
-    agent_id: bool = from_quick("ippo.agent_id")  # append a one-hot agent id to the observation
-    train_epochs: int = from_quick("ippo.train_epochs")  # passes over the training papers
-    episodes_per_update: int = from_quick("ippo.episodes_per_update")  # episodes (papers) per PPO update
-    seed: int = from_quick("ippo.seed")
-    device: str = from_quick("ippo.device")  # auto: CUDA when present, else CPU
-    torch_threads: int = from_quick("ippo.torch_threads")  # CPU threads for the (tiny) network's arithmetic
+class IPPOConfig(IPPOBlock):
+    """The ``ippo`` block (every hyperparameter, the paper's values from Appendix D in ``params/quick.yaml``) and
+    what training does with it."""
 
     @classmethod
-    def from_params(cls, params: dict) -> IPPOConfig:
-        return cls(**params["ippo"])
+    def from_params(cls, params: Params) -> IPPOConfig:
+        return cls.model_validate(params.ippo.model_dump())
 
     @contextlib.contextmanager
     def cpu_threads(self):

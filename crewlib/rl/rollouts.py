@@ -13,36 +13,37 @@ result of an update does not depend on which worker ran which episode, nor on ho
 
 from __future__ import annotations
 
-import copy
 import multiprocessing
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 
 import torch
 
+from crewlib.config import with_overrides
 from crewlib.rl.controller import build_network
 from crewlib.rl.episodes import build_training_env, collect_episode
+from crewlib.schema import Params
 
 _worker_env = None  # the worker process's environment, built once by _init_worker
 
 
-def worker_params(params: Mapping) -> dict:
+def worker_params(params: Params) -> Params:
     """``params`` for a worker: the embedded model's address (served by this process) instead of a new server."""
-    out = copy.deepcopy(dict(params))
-    if out["training"]["executor"] != "llm":
-        return out
-    from crewlib.llm import LLMConfig, embedded_server
+    if params.training.executor != "llm":
+        return params
+    from crewlib.llm import embedded_server
     from crewlib.llm.local import get_model
+    from crewlib.llm.settings import llm_settings
 
-    config = LLMConfig.from_params(out)
-    if config.provider == "embedded":
-        server = embedded_server(config.embedded)
-        out["llm"] = {**out["llm"], "provider": "openai", "base_url": server.base_url,
-                      "model": get_model(config.embedded.model).alias, "api_key_env": ""}
-    return out
+    config = llm_settings(params)
+    if config.provider != "embedded":
+        return params
+    server = embedded_server(config.embedded)
+    return with_overrides(params, {"llm": {"provider": "openai", "base_url": server.base_url,
+                                           "model": get_model(config.embedded.model).alias, "api_key_env": ""}})
 
 
-def _init_worker(params: dict) -> None:
+def _init_worker(params: Params) -> None:
     global _worker_env
     import os
 
@@ -62,7 +63,7 @@ def _episode(state: dict, cfg, index: int, seed: int):
 class ProcessRollouts:
     """A pool of ``workers`` processes that collect episodes with the current network."""
 
-    def __init__(self, params: Mapping, workers: int) -> None:
+    def __init__(self, params: Params, workers: int) -> None:
         if workers < 2:
             raise ValueError(f"ProcessRollouts needs at least 2 workers, not {workers}")
         self.workers = workers

@@ -22,6 +22,7 @@ from crewlib.rl.controller import build_network, read_checkpoint, save_checkpoin
 from crewlib.rl.episodes import build_training_env, collect_episode
 from crewlib.rl.ippo import Batch, IPPOConfig, SharedActorCritic, gae, ippo_update
 from crewlib.rl.rollouts import ProcessRollouts
+from crewlib.schema import Params
 
 __all__ = ["METRICS", "build_training_env", "collect_episode", "rollouts_from_params", "to_batch", "train"]
 
@@ -126,7 +127,7 @@ def _append_metrics(path: Path, row: Mapping) -> None:
         writer.writerow({m: row[m] for m in METRICS})
 
 
-def rollouts_from_params(params: Mapping) -> ProcessRollouts | None:
+def rollouts_from_params(params: Params) -> ProcessRollouts | None:
     """Worker processes for ``training.rollout_workers`` > 1 (close them, or use ``with``); None for 1."""
-    workers = params["training"]["rollout_workers"]
+    workers = params.training.rollout_workers
     return ProcessRollouts(params, workers) if workers > 1 else None

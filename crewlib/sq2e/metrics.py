@@ -17,13 +17,13 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from pathlib import Path
 
 from crewlib import prompts
 from crewlib.data.records import LongDocument
 from crewlib.eval.llm_metrics import NLIAnswer, judges_from_params
 from crewlib.llm import Caller, LLMClient, OutputValidationError
+from crewlib.schema import Params
 from crewlib.sq2e.evidence import document_parts, select_parts, show
 from crewlib.text import sentences
 
@@ -35,8 +35,8 @@ class FactCCUnavailable(RuntimeError):
     """FactCC's weights cannot be loaded (offline, or a folder that is not FactCC)."""
 
 
-def factcc_path(params: Mapping) -> str | None:
-    return os.environ.get("CREW_FACTCC_PATH") or params["sq2e"]["fact"]["factcc_path"]
+def factcc_path(params: Params) -> str | None:
+    return os.environ.get("CREW_FACTCC_PATH") or params.sq2e.fact.factcc_path
 
 
 class FactCC:
@@ -70,12 +70,12 @@ class FactCC:
 class FactualConsistency:
     """The FactCC-style score of summaries (module docstring); ``label`` names the instrument."""
 
-    def __init__(self, params: Mapping, client: LLMClient | None = None) -> None:
-        self.settings = params["sq2e"]["fact"]
-        self.part_words = int(params["sq2e"]["part_words"])
-        self.evidence_words = int(self.settings["evidence_words"])
+    def __init__(self, params: Params, client: LLMClient | None = None) -> None:
+        self.settings = params.sq2e.fact
+        self.part_words = int(params.sq2e.part_words)
+        self.evidence_words = int(self.settings.evidence_words)
         self.classifier: FactCC | None = None
-        method = self.settings["method"]
+        method = self.settings.method
         path = factcc_path(params)
         if method in ("auto", "factcc") and path:
             try:
@@ -86,13 +86,13 @@ class FactualConsistency:
         elif method == "factcc":
             raise FactCCUnavailable("sq2e.fact.method is factcc but no weights are given (sq2e.fact.factcc_path "
                                     "or CREW_FACTCC_PATH)")
-        self.client = None if self.classifier else (client or judges_from_params(dict(params))[0].client)
+        self.client = None if self.classifier else (client or judges_from_params(params)[0].client)
         self.label = (FACTCC_LABEL.format(path=self.classifier.path) if self.classifier
                       else LLM_LABEL.format(model=self.client.model))
 
     def score(self, summary: str, doc: LongDocument) -> dict:
         """``factual_consistency`` (share of judged sentences consistent), ``fact_sentences``, ``fact_missing``."""
-        claims = sentences(summary)[: int(self.settings["max_sentences"])]
+        claims = sentences(summary)[: int(self.settings.max_sentences)]
         verdicts = [self._consistent(claim, doc) for claim in claims]
         judged = [v for v in verdicts if v is not None]
         return {"factual_consistency": sum(judged) / len(judged) if judged else float("nan"),
@@ -106,7 +106,7 @@ class FactualConsistency:
                     {"role": "user", "content": prompts.FACT_CHECK.format(evidence=evidence, sentence=claim)}]
         try:
             answer = self.client.chat_json(messages, NLIAnswer, caller=Caller("eval", "factual consistency"),
-                                           max_tokens=int(self.settings["max_tokens"]),
+                                           max_tokens=int(self.settings.max_tokens),
                                            prompt_version=prompts.EVAL_PROMPT_VERSION)
         except OutputValidationError:
             return None

@@ -28,7 +28,6 @@ import random
 import re
 import time
 from collections import Counter
-from collections.abc import Mapping
 from typing import ClassVar
 
 import numpy as np
@@ -38,6 +37,7 @@ from crewlib import prompts
 from crewlib.baselines.base import Generation
 from crewlib.data.records import LongDocument
 from crewlib.llm import Caller, ChatRequest, LLMClient, OutputValidationError
+from crewlib.schema import Params
 from crewlib.sq2e.bank import BANKS, Question, bank_lines
 from crewlib.sq2e.evidence import Part, document_parts, select_parts, show
 from crewlib.text import approx_tokens, fit_words
@@ -107,21 +107,21 @@ class Summariser:
 
     name: ClassVar[str] = "summariser"
 
-    def __init__(self, params: Mapping, client: LLMClient) -> None:
+    def __init__(self, params: Params, client: LLMClient) -> None:
         if client is None:
             raise ValueError(f"{self.name} needs an LLM client (crewlib.llm.connect(params))")
-        self.params = dict(params)
-        self.settings = dict(self.params["sq2e"])
+        self.params = params
+        self.settings = self.params.sq2e
         self.client = client
         self.fallbacks: Counter = Counter()
 
     @property
     def words(self) -> int:
-        return int(self.settings["summary_words"])
+        return int(self.settings.summary_words)
 
     @property
     def section_words(self) -> int:
-        return int(self.settings["section_summary_words"])
+        return int(self.settings.section_summary_words)
 
     @staticmethod
     def limit(words: int) -> dict:
@@ -130,7 +130,7 @@ class Summariser:
         return {"words": words, "sentences": max(2, round(words / 25))}
 
     def max_tokens(self, kind: str) -> int:
-        return int(self.settings["max_tokens"][kind])
+        return int(getattr(self.settings.max_tokens, kind))
 
     def summarise(self, doc: LongDocument) -> Generation:
         """The summary of ``doc``; its LLM calls, counted fallbacks and notes are on the result."""
@@ -196,10 +196,10 @@ class DirectGeneration(Summariser):
     def context_tokens(self) -> int:
         from crewlib.baselines.single import context_tokens
 
-        return context_tokens(self.params, self.settings["dg"]["context_tokens"], "dg: set sq2e.dg.context_tokens")
+        return context_tokens(self.params, self.settings.dg.context_tokens, "dg: set sq2e.dg.context_tokens")
 
     def _summarise(self, doc: LongDocument) -> tuple[str, dict]:
-        parts = document_parts(doc, int(self.settings["part_words"]))
+        parts = document_parts(doc, int(self.settings.part_words))
         shell = prompts.DIRECT_SUMMARY.format(title=doc.title or "(untitled)", text="", **self.limit(self.words))
         # approx_tokens counts 4 characters a token; a tokenizer may count more, so a tenth of the room is kept free
         room = int(0.9 * (self.context_tokens - self.max_tokens("summary")
@@ -248,15 +248,15 @@ class HERA(Summariser):
     def _summarise(self, doc: LongDocument) -> tuple[str, dict]:
         from crewlib.relevance import embed
 
-        hera = self.settings["hera"]
-        segments = document_parts(doc, int(hera["segment_words"]))
-        n_topics = min(int(hera["max_topics"]), max(2, -(-len(segments) // int(hera["segments_per_topic"]))))
+        hera = self.settings.hera
+        segments = document_parts(doc, int(hera.segment_words))
+        n_topics = min(int(hera.max_topics), max(2, -(-len(segments) // int(hera.segments_per_topic))))
         topics = group_segments(embed([s.text for s in segments]), n_topics)
         groups: list[tuple[str, list[Part]]] = []
         for n, topic in enumerate(topics, start=1):
             chunk: list[Part] = []
             for part in (segments[i] for i in topic):  # a large topic is summarised in pieces of group_words
-                if chunk and sum(p.words for p in chunk) + part.words > int(hera["group_words"]):
+                if chunk and sum(p.words for p in chunk) + part.words > int(hera.group_words):
                     groups.append((f"topic {n}", chunk))
                     chunk = []
                 chunk.append(part)
@@ -277,7 +277,7 @@ class SQ2E(Summariser):
     name = "sq2e"
 
     def _summarise(self, doc: LongDocument) -> tuple[str, dict]:
-        parts = document_parts(doc, int(self.settings["part_words"]))
+        parts = document_parts(doc, int(self.settings.part_words))
         if not parts:
             raise ValueError(f"sq2e: document {doc.id} has no text")
         title = doc.title or "(untitled)"
@@ -289,9 +289,9 @@ class SQ2E(Summariser):
         # the initial summary leaves room for what the questions add: a revision is cut at summary_words, and the
         # 1.5B revises by appending, so a revision of a full-length summary was cut back to the summary itself
         summary = initial = self.aggregate(doc, list(zip(names, local, strict=True)),
-                                           int(self.settings["initial_words"]))
+                                           int(self.settings.initial_words))
         steps: list[dict] = []
-        for round_ in range(int(self.settings["rounds"])):
+        for round_ in range(int(self.settings.rounds)):
             for role in ROLES:
                 for question in self.plan(role, summary, title):
                     step = self.step(doc, parts, role, question, summary, round_)
@@ -307,7 +307,7 @@ class SQ2E(Summariser):
     def plan(self, role: str, summary: str, title: str) -> list[Question]:
         """The role's questions, in its chosen order: known ids, no repeats, at most the role's limit."""
         bank = BANKS[role]
-        n = int(self.settings[f"{role}_questions"])
+        n = int(getattr(self.settings, f"{role}_questions"))
         if n == 0:  # the role is switched off (an ablation): no plan, no call
             return []
         kind = "content questions" if role == "expert" else "yes/no questions; \"yes\" means a problem to fix"
@@ -331,7 +331,7 @@ class SQ2E(Summariser):
              round_: int) -> dict:
         """One question: the answer, a revision when it calls for one, the Evaluator's verdict."""
         title = doc.title or "(untitled)"
-        evidence = show(select_parts(parts, f"{question.text} {summary}", int(self.settings["evidence_words"])))
+        evidence = show(select_parts(parts, f"{question.text} {summary}", int(self.settings.evidence_words)))
         step = {"round": round_, "role": role, "question": question.id, "text": question.text, "answer": None,
                 "revise": False, "revised": None, "shown": None, "verdict": None, "kept": "previous", "valid": False}
         if role == "expert":
@@ -367,7 +367,7 @@ class SQ2E(Summariser):
             self.fallbacks["revision_echoes_question"] += 1
             return step
         shown = ["previous", "revised"]
-        random.Random(f"{self.settings['seed']}|{doc.id}|{round_}|{role}|{question.id}").shuffle(shown)
+        random.Random(f"{self.settings.seed}|{doc.id}|{round_}|{role}|{question.id}").shuffle(shown)
         texts = {"previous": summary, "revised": revised}
         verdict = self.ask_json(prompts.COMPARE_SUMMARIES.format(evidence=evidence, a=texts[shown[0]],
                                                                  b=texts[shown[1]]),
@@ -400,7 +400,7 @@ def _numbered(parts: list[Part]):
 SUMMARISERS: dict[str, type[Summariser]] = {cls.name: cls for cls in (DirectGeneration, HERA, SQ2E)}
 
 
-def make_summariser(name: str, params: Mapping, client: LLMClient) -> Summariser:
+def make_summariser(name: str, params: Params, client: LLMClient) -> Summariser:
     if name not in SUMMARISERS:
         raise ValueError(f"unknown summariser {name!r}; known: {sorted(SUMMARISERS)}")
     return SUMMARISERS[name](params, client)

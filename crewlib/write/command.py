@@ -164,9 +164,9 @@ def _run(args: argparse.Namespace, session: dict):
             raise ArgumentError("--context-tokens is for --system long_context")
         overrides["baselines"] = {"long_context": {"context_tokens": args.context_tokens}}
     params = load_params(args.params, overrides or None)
-    if args.system == "long_context" and params["llm"]["provider"] != "embedded" and \
-            not params["baselines"]["long_context"]["context_tokens"]:
-        raise ArgumentError(f"long_context at {params['llm']['model']} needs the model's context window: give "
+    if args.system == "long_context" and params.llm.provider != "embedded" and \
+            not params.baselines.long_context.context_tokens:
+        raise ArgumentError(f"long_context at {params.llm.model} needs the model's context window: give "
                             "--context-tokens N (e.g. 128000)")
     check_rounds(params, args.system, args.rounds)
     title, abstract, introduction, references = load_inputs(args)

@@ -19,6 +19,7 @@ from crewlib import CrewError
 from crewlib.baselines import system_class
 from crewlib.baselines.runner import run_system
 from crewlib.data.records import RecordError, Reference, RWGExample, with_introduction
+from crewlib.schema import Params
 from crewlib.tasks import build_tasks
 from crewlib.write.reference_files import ReferenceList
 from crewlib.write.render import to_latex, to_markdown
@@ -115,15 +116,15 @@ class WriteResult:
                 + (f"; {fallbacks} counted fallbacks (summary.json)" if fallbacks else ""))
 
 
-def check_rounds(params: dict, system: str, rounds: int | str | None) -> int | str | None:
+def check_rounds(params: Params, system: str, rounds: int | str | None) -> int | str | None:
     """``rounds`` for ``system``, checked before any work: a number the system can write in, or ``auto``; None:
     auto for a system that has it (CREW), else its params."""
-    block = params["baselines"].get(system, {})
-    if rounds is None and "max_rounds" in block:
+    block = getattr(params.baselines, system, None)
+    if rounds is None and hasattr(block, "max_rounds"):
         return "auto"  # crew write plays rounds that fit the pool (the demo and notebooks keep their fixed rounds)
     if rounds is None:
         return None
-    if "rounds" not in block:
+    if not hasattr(block, "rounds"):
         raise ValueError(f"--rounds: the system {system!r} plays no rounds")
     least = system_class(system).min_rounds(params)
     if rounds != "auto" and int(rounds) < least:
@@ -133,7 +134,7 @@ def check_rounds(params: dict, system: str, rounds: int | str | None) -> int | s
 
 
 def write_related_work(title: str, abstract: str, references: ReferenceList | Sequence[Reference], *,
-                       params: dict, system: str = "crew", rounds: int | str | None = None, introduction: str = "",
+                       params: Params, system: str = "crew", rounds: int | str | None = None, introduction: str = "",
                        out: str | Path = "related_work", force: bool = False, progress: bool = False,
                        session: dict | None = None, extra_summary: dict | None = None) -> WriteResult:
     """Write the related-work section of the user's paper with ``system`` (files: :mod:`crewlib.write`).

@@ -62,10 +62,10 @@ from crewlib.baselines.marwg.answers import (
     VerifyOut,
 )
 from crewlib.baselines.marwg.outline import fallback_outline, outline_schema, validate_outline
-from crewlib.baselines.marwg.pipeline import MARWG, MARWGSettings
+from crewlib.baselines.marwg.pipeline import MARWG
 from crewlib.baselines.marwg.selection import paper_pages, select_papers, top_pages
 from crewlib.baselines.marwg.taxonomy import TaxonomyNode, build_taxonomy
 
-__all__ = ["DIMENSIONS", "ERROR_TYPES", "FEEDBACK_DIMENSIONS", "MARWG", "CorrectionOut", "FeedbackOut", "MARWGSettings",
+__all__ = ["DIMENSIONS", "ERROR_TYPES", "FEEDBACK_DIMENSIONS", "MARWG", "CorrectionOut", "FeedbackOut",
            "OutlineOut", "ParagraphOut", "SummaryOut", "TaxonomyNode", "Topic", "VerifyOut", "build_taxonomy",
            "fallback_outline", "outline_schema", "paper_pages", "select_papers", "top_pages", "validate_outline"]

@@ -29,50 +29,9 @@ from crewlib.baselines.marwg.taxonomy import EmbedFn, TaxonomyNode, build_taxono
 from crewlib.citations import find_citation_keys
 from crewlib.data.records import RWGExample
 from crewlib.llm import ChatRequest, LLMClient, LLMError, OutputValidationError, connect_override
+from crewlib.schema import Params
 from crewlib.tasks import Task
 from crewlib.text import sentences
-
-
-@dataclass(frozen=True)
-class MARWGSettings:
-    """The ``baselines.marwg`` params block (values: params/quick.yaml; constraints: crewlib.schema.MARWGBlock)."""
-
-    budget: int  # B for an example without gold citations in its pool
-    lambda_: float  # λ ("lambda" in params): 0 = pure relevance, 1 = pure diversity
-    pages: int  # D: top pages per selected paper
-    page_words: int  # words per page
-    delta: int  # δ: a taxonomy node with ρ ≥ δ papers is split (depth expansion)
-    l_max: int  # deepest taxonomy level (the root, the dimension itself, is level 0)
-    max_verify: int  # citing sentences fact-checked per example
-    generator: dict | None  # an llm override for the writer; None = the run's client
-    verifier: dict | None  # an llm override for the fact-checker; None = the generator
-    width_threshold: float  # MiniLM cosine to join an existing node; below it, a new child
-    depth_step: float  # the threshold tightens by this much per level of depth expansion
-    min_topics: int
-    max_topics: int
-    max_title_words: int
-    topic_titles: bool  # start each paragraph with its bold topic title
-    min_paragraph_words: int  # a paragraph asks for target_words / T words, at least this many
-    target_chars: int  # the target's abstract is cut to this many characters in prompts
-    evidence_chars: int  # a cited abstract, when a sentence is verified or corrected
-    max_tokens: dict  # per stage: summary, outline, draft, feedback, revision, verify, correction
-    taxonomy: bool  # component switches (Table 2 ablation)
-    feedback: bool
-    fact_check: bool
-    summarisation: bool
-
-    @classmethod
-    def from_settings(cls, settings: Mapping) -> MARWGSettings:
-        """Validate ``settings`` against the params schema (one place for the constraints) and read every key."""
-        from crewlib.schema import MARWGBlock, validation_messages
-
-        try:
-            block = MARWGBlock.model_validate(dict(settings)).model_dump()
-        except pydantic.ValidationError as exc:
-            raise ValueError("baselines.marwg: " + "; ".join(validation_messages(exc))) from exc
-        return cls(**{f.name: block[f.name] for f in dataclasses.fields(cls)})
-
-
 
 
 # ------------------------------------------------------------------------------------------ helpers
@@ -118,9 +77,9 @@ class MARWG(System):
 
     name = "marwg"
 
-    def __init__(self, params: Mapping, client: LLMClient | None = None, *, embed_fn: EmbedFn | None = None) -> None:
+    def __init__(self, params: Params, client: LLMClient | None = None, *, embed_fn: EmbedFn | None = None) -> None:
         super().__init__(params, client)
-        self.config = cfg = MARWGSettings.from_settings(self.settings)
+        self.config = cfg = self.settings  # baselines.marwg: the constraints checked by crewlib.schema.MARWGBlock
         ledger = client.ledger
         self.generator = connect_override(self.params, cfg.generator, ledger=ledger) if cfg.generator else client
         # A verifier named apart from the generator is a second client (the dual-model check).
@@ -178,7 +137,7 @@ class MARWG(System):
              fallbacks: Counter, *, max_tokens_key: str | None = None) -> tuple[list, list[LLMError]]:
         """One batch of JSON requests; a failed one is None in the answers and counted in ``fallbacks``."""
         requests = [ChatRequest(m, caller=self.caller(stage), schema=schema, prompt_version=prompts.PROMPT_VERSION,
-                                max_tokens=self.config.max_tokens[max_tokens_key or stage]) for m in messages]
+                                max_tokens=getattr(self.config.max_tokens, max_tokens_key or stage)) for m in messages]
         answers, errors = [], []
         for outcome in client.batch(requests, return_exceptions=True):
             if isinstance(outcome, LLMError):
