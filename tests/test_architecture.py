@@ -70,6 +70,16 @@ def test_no_import_circle_among_crewlib_modules():
     assert not cycles, f"{len(cycles)} import circle(s), the shortest: {cycles[:5]}"
 
 
+def test_the_llm_client_knows_nothing_of_prompts_and_settings_have_no_second_home():
+    """``llm/`` sends what it is given (prompts are reworded where they are made, crewlib.prompts.for_task), and no
+    module reads a default of its own from the params files (``from_quick`` and ``default()`` are gone)."""
+    graph = import_graph()
+    llm = [m for m in graph if m == "crewlib.llm" or m.startswith("crewlib.llm.")]
+    assert not [(m, t) for m in llm for t in graph.successors(m) if t.startswith("crewlib.prompts")]
+    source = "\n".join(p.read_text() for p in PACKAGE.rglob("*.py"))
+    assert not re.search(r"\bfrom_quick\b|\bimport default\b|(?<![\w.])default\(\"", source)
+
+
 def test_no_module_over_600_lines():
     long = {str(p.relative_to(PROJECT_ROOT)): n for p in PACKAGE.rglob("*.py")
             if (n := len(p.read_text().splitlines())) > MAX_MODULE_LINES}

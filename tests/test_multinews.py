@@ -9,9 +9,12 @@ import pytest
 from fakes import Step
 
 from crewlib import prompts
+from crewlib.baselines import make_system
 from crewlib.config import ParamsError, load_params
 from crewlib.data.loaders import SAMPLE_FILES, load_multinews
 from crewlib.data.records import MultiDocExample
+from crewlib.experiments.multinews import multinews_params
+from crewlib.llm import ChatRequest
 from crewlib.llm.settings import llm_config
 from crewlib.tasks import task_for
 
@@ -61,19 +64,28 @@ def test_unknown_task_wording_is_refused():
         load_params("quick", {"llm": {"task_wording": "poetry"}})
 
 
-def test_the_client_sends_and_caches_the_reworded_messages(make_client, scripted_server, tmp_path):
-    scripted_server.push(Step(200, "one"), Step(200, "two"))
+def test_the_news_prompts_are_reworded_where_they_are_made_and_the_client_sends_what_it_is_given(
+        make_client, scripted_server):
+    scripted_server.push(Step(200, "one"), Step(200, "two"), Step(200, "three"))
     messages = [{"role": "system", "content": prompts.WRITER_SYSTEM},
                 {"role": "user", "content": "Target paper: Flood in Millbeck\nWrite the related-work section."}]
-    news = make_client(scripted_server, task_wording="news_summary")
+    news = prompts.for_task(make_client(scripted_server), "news_summary")
     assert news.chat(messages).content == "one"
     sent = scripted_server.requests[-1]["messages"]
     assert sent[0]["content"] == "You write the summary of a news event. " + prompts.WRITER_SYSTEM.split(". ", 1)[1]
     assert sent[1]["content"].startswith("Event: Flood in Millbeck")
     # the same messages for the related-work task are another request, not the news answer from the cache
-    assert make_client(scripted_server).chat(messages).content == "two"
+    plain = make_client(scripted_server, task_wording="news_summary")  # the setting alone changes nothing sent
+    assert plain.chat(messages).content == "two"
     assert scripted_server.requests[-1]["messages"] == messages
     assert news.chat(messages).content == "one" and len(scripted_server.requests) == 2
+    # every system and judge of a Multi-News run gets the reworded client; a related-work run the client itself
+    mparams = multinews_params(load_params("quick"))
+    client = make_client(scripted_server)
+    assert isinstance(make_system("long_context", mparams, client).client, prompts.WordedClient)
+    assert make_system("long_context", load_params("quick"), client).client is client
+    batch = news.batch([ChatRequest(messages)])
+    assert batch[0].content == "one" and len(scripted_server.requests) == 2  # a batch is reworded too (cached)
 
 
 def test_a_cluster_becomes_a_fully_connected_pool_with_the_summary_as_gold(clusters):

@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from crewlib import CrewError
+from crewlib import CrewError, prompts
 from crewlib.citations import CitationCheck, check_citations
 from crewlib.data.records import RWGExample
 from crewlib.llm import Caller, CallRecord, Ledger, LLMClient
@@ -76,7 +76,7 @@ class System:
         self.params = params
         if self.uses_llm and client is None:
             raise ValueError(f"{self.name} needs an LLM client (crewlib.llm.connect(params))")
-        self.client = client
+        self.client = prompts.for_task(client, params.llm.task_wording)  # the prompts' task (Multi-News: reworded)
         self.settings = getattr(self.params.baselines, self.name)
 
     @classmethod

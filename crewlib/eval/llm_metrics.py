@@ -69,7 +69,7 @@ def judges_from_params(params: Params, *, ledger: Ledger | None = None) -> list[
         entry = dict(entry or {})
         name = entry.pop("name", None)
         client = connect_override(params, entry, ledger=ledger)
-        judges.append(Judge(name or f"judge{i + 1}:{client.model}", client))
+        judges.append(Judge(name or f"judge{i + 1}:{client.model}", prompts.for_task(client, params.llm.task_wording)))
     return judges
 
 

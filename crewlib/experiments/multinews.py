@@ -3,7 +3,8 @@
 Each Multi-News cluster becomes the environment's input (:meth:`MultiDocExample.to_rwg_example`:
 the articles as references in a fully connected graph, the summary as the gold) and the prompts
 describe the summary of a news event instead of a related-work section (``multinews.task_wording``,
-applied by the LLM client to every message, :data:`crewlib.prompts.WORDINGS`). The controller,
+applied to every message of the systems and judges by :func:`crewlib.prompts.for_task`,
+:data:`crewlib.prompts.WORDINGS`). The controller,
 the reward and the systems are unchanged. Scored with the judge's Coverage / Logic / Relevance /
 Overall (the rubrics reworded for news) and ROUGE-1/2/L against the reference summary. Also a
 command line for recording::

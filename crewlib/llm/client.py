@@ -42,7 +42,6 @@ from crewlib.llm.faults import FaultInjector
 from crewlib.llm.jsonout import JSONAnswerError, parse_json_answer, schema_instruction
 from crewlib.llm.ledger import Caller, CallRecord, Ledger
 from crewlib.llm.settings import cache_path
-from crewlib.prompts import reword
 from crewlib.schema import LLMBlock
 
 T = TypeVar("T", bound=pydantic.BaseModel)
@@ -300,8 +299,6 @@ class LLMClient:
         """
         use_json = json_mode and self._json_mode_supported
         use_schema = use_json and schema is not None and self._schema_supported
-        if self.config.task_wording != "related_work":  # the prompts' task, reworded (crewlib/prompts WORDINGS)
-            messages = [{**m, "content": reword(m["content"], self.config.task_wording)} for m in messages]
         request = self._request(messages, temperature, max_tokens, sample_index, prompt_version,
                                 schema_format(schema) if use_schema else {"type": "json_object"} if use_json else None)
         key = request_key(request)

@@ -66,6 +66,8 @@ from crewlib.prompts.wording import (
     NEWS_RUBRICS,
     NEWS_SUMMARY,
     WORDINGS,
+    WordedClient,
+    for_task,
     reword,
 )
 from crewlib.prompts.writers import (
@@ -92,4 +94,4 @@ __all__ = ["AGENT_SYSTEM", "AGGREGATE_SUMMARY", "CITATION_FUNCTION", "COMPARE_SU
            "PAIRWISE", "PAIRWISE_CRITERIA", "PAIRWISE_SYSTEM", "PAIR_ANNOTATOR", "PAIR_ANNOTATOR_SYSTEM",
            "PROMPT_VERSION", "QUESTION_PLAN", "RETRIEVE", "REVISE", "REVISE_CHANGE", "REVISE_SUMMARY", "RUBRICS",
            "RWGBENCH_JUDGE", "RWGBENCH_RUBRICS", "SECTION_RULES", "SECTION_SUMMARY", "SOFT_RECALL_NLI", "SRW_READ",
-           "SUMMARY_WRITER_SYSTEM", "WORDINGS", "WRITER_SYSTEM", "WRITE_SECTION", "reword"]
+           "SUMMARY_WRITER_SYSTEM", "WORDINGS", "WRITER_SYSTEM", "WRITE_SECTION", "WordedClient", "for_task", "reword"]

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
 from crewlib.prompts.judges import RUBRICS
 
 # ---------------------------------------------------------------------------------------------
@@ -78,3 +82,45 @@ def reword(text: str, wording: str) -> str:
     for old, new in WORDINGS[wording]:
         text = text.replace(old, new)
     return text
+
+
+def reword_messages(messages: Sequence[dict[str, str]], wording: str) -> list[dict[str, str]]:
+    """Each message with its content reworded (:func:`reword`)."""
+    return [{**m, "content": reword(m["content"], wording)} for m in messages]
+
+
+class WordedClient:
+    """An LLM client whose callers build related-work prompts for another task: every message is reworded
+    (``WORDINGS[wording]``) here, where the prompts are made, and the client sends what it is given. Everything
+    else (the ledger, the model, the cache) is the wrapped client's."""
+
+    def __init__(self, client: Any, wording: str) -> None:
+        if wording not in WORDINGS:
+            raise ValueError(f"llm.task_wording must be one of {sorted(WORDINGS)}, not {wording!r}")
+        self.client, self.wording = client, wording
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)
+
+    def chat(self, messages: Sequence[dict[str, str]], **options: Any) -> Any:
+        return self.client.chat(reword_messages(messages, self.wording), **options)
+
+    def chat_json(self, messages: Sequence[dict[str, str]], schema: Any, **options: Any) -> Any:
+        return self.client.chat_json(reword_messages(messages, self.wording), schema, **options)
+
+    def run(self, request: Any) -> Any:
+        return self.client.run(self._reworded(request))
+
+    def batch(self, requests: Sequence[Any], **options: Any) -> list:
+        return self.client.batch([self._reworded(r) for r in requests], **options)
+
+    def _reworded(self, request: Any) -> Any:
+        return dataclasses.replace(request, messages=reword_messages(request.messages, self.wording))
+
+
+def for_task(client: Any, wording: str) -> Any:
+    """``client`` for prompts of the task ``wording`` (``llm.task_wording``): itself for related work (the prompts'
+    own task), else a :class:`WordedClient`; None stays None (a system without an LLM)."""
+    if client is None or wording == "related_work" or isinstance(client, WordedClient):
+        return client
+    return WordedClient(client, wording)

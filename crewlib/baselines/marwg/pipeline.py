@@ -80,11 +80,14 @@ class MARWG(System):
     def __init__(self, params: Params, client: LLMClient | None = None, *, embed_fn: EmbedFn | None = None) -> None:
         super().__init__(params, client)
         self.config = cfg = self.settings  # baselines.marwg: the constraints checked by crewlib.schema.MARWGBlock
-        ledger = client.ledger
-        self.generator = connect_override(self.params, cfg.generator, ledger=ledger) if cfg.generator else client
+        ledger, wording = client.ledger, params.llm.task_wording
+
+        def second(override: dict) -> LLMClient:  # a model of its own, sharing the ledger
+            return prompts.for_task(connect_override(self.params, override, ledger=ledger), wording)
+
+        self.generator = second(cfg.generator) if cfg.generator else self.client
         # A verifier named apart from the generator is a second client (the dual-model check).
-        self.verifier = (connect_override(self.params, cfg.verifier, ledger=ledger)
-                         if cfg.verifier and cfg.verifier != cfg.generator else self.generator)
+        self.verifier = second(cfg.verifier) if cfg.verifier and cfg.verifier != cfg.generator else self.generator
         self._embed_fn = embed_fn
 
     def embed(self, texts: list[str]) -> np.ndarray:
