@@ -367,19 +367,20 @@ def test_a_run_with_other_settings_never_resumes_the_first_runs_sections(tmp_pat
 
 
 def test_the_plan_scales_the_quick_runs_recorded_costs_to_the_run_without_calling_anything(tmp_path):
-    from crewlib.experiments.plan import plan
+    from crewlib.experiments.plan import plan, shipped_rounds
 
+    recorded = shipped_rounds("05")["crew"]  # the rounds of the params file notebook 05 ships with
     pd.DataFrame([{"system": "crew", "LLM calls": 10, "tokens in": 1000, "tokens out": 100},
                   {"system": "srw", "LLM calls": None, "tokens in": None, "tokens out": None},
                   {"system": "long_context", "LLM calls": 1, "tokens in": 2000, "tokens out": 300}]).to_csv(
         tmp_path / "05_crew_table.csv", index=False)
     full = load_params("full")
     table = plan(full, "05", figures=tmp_path).set_index("part")
-    assert table.loc["crew", "calls"] == 10 * 366 * 15 / 6  # 366 papers, 15 rounds instead of the recorded 6
+    assert table.loc["crew", "calls"] == 10 * 366 * 15 / recorded  # 366 papers, 15 rounds instead of the recorded
     assert table.loc["long_context", "prompt tokens"] == 2000 * 366  # a single call: no rounds
     assert any(p.startswith("srw (wrote nothing") for p in table.index)
     judges = next(p for p in table.index if p.startswith("judges"))
     assert table.loc[judges, "calls"] == 2 * 366 * 3 * 3  # two sections a paper, three dimensions, three judges
     assert table.loc["total", "calls"] == table.drop(index="total").calls.sum()
     quick = plan(PARAMS, "05", figures=tmp_path).set_index("part")
-    assert quick.loc["crew", "calls"] == round(10 * 5 * PARAMS.baselines.crew.rounds / 6)  # 5 papers
+    assert quick.loc["crew", "calls"] == round(10 * 5 * PARAMS.baselines.crew.rounds / recorded)  # 5 papers
