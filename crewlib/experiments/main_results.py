@@ -177,7 +177,7 @@ def run_main_results(params: Params, *, systems: Sequence[str] = tuple(SYSTEMS),
             found = paired.compare_on_instrument(params, frame, scores, eval_examples, systems, evaluator=evaluator,
                                                  progress=progress)
     judges = [j.name for j in evaluator.judges]
-    rounds = ", ".join(f"{s} {params.baselines[s]['rounds']}" for s in ("crew", "orchestrator", "srw")
+    rounds = ", ".join(f"{s} {getattr(params.baselines, s).rounds}" for s in ("crew", "orchestrator", "srw")
                        if s in systems)
     ours = paper.our_conditions(params, model=client.model, papers=len(examples), judges=judges,
                                 systems_rounds=rounds)
