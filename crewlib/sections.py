@@ -115,12 +115,12 @@ def merge_marker_runs(text: str) -> tuple[str, int]:
 _KEYS = re.compile(r"\[R\d+(?:\s*[,;]\s*R\d+)*\]")
 _STRAY_STOPS = re.compile(r"([.!?])(?:[ \t]+\.)+(?=\s|$)")  # "[R2]. . The" → "[R2]. The"
 _DANGLING_END = re.compile(  # a word that needs an object, then only the citation: "performs well on [R3]."
-    r"\b(?:on|for|with|at|about|into|onto|via|the|a|an|its|their|this|these|those|that|which|"
+    r"\b(?P<word>on|for|with|at|about|into|onto|via|the|a|an|its|their|this|these|those|that|which|"
     r"whose|such)\s*\[R\d+(?:\s*[,;]\s*R\d+)*\](?:\s*\[R\d+(?:\s*[,;]\s*R\d+)*\])*\s*[.!?]?[\"')\]]*\s*$",
     re.IGNORECASE)
 _CITING_END = re.compile(  # the phrases that take a cited work as their object
     r"\b(?:(?:based|builds?|built|rel(?:y|ies|ied)|draws?|drawn|follows?|expands?|extends?|improves?|improved)\s+on"
-    r"|(?:compared|contrasted|together|along)\s+with|(?:such|well)\s+as)$", re.IGNORECASE)
+    r"|(?:compared|contrasted|together|along)\s+with)$", re.IGNORECASE)
 _CLOSED = re.compile(r"[.!?][\"')\]]*$|\][.!?]?$")
 COPY_THRESHOLD = 0.6  # share of a first-person sentence's content words found in one cited abstract
 TARGET_THRESHOLD = 0.7  # share of a sentence's content words found in the target's abstract
@@ -256,7 +256,7 @@ def is_dangling(sentence: str) -> bool:
     """The sentence ends on a word that needs an object followed only by a citation: the citation took the
     object's place ("The model performs well on [R3]."), except after a phrase that takes a work as its object."""
     match = _DANGLING_END.search(sentence)
-    return bool(match) and not _CITING_END.search(sentence[:match.start()] + match.group(0).split("[")[0].rstrip())
+    return bool(match) and not _CITING_END.search(sentence[:match.end("word")])
 
 
 def evidence(task: Task, notes: Mapping[str, str] | None = None) -> dict[str, str]:

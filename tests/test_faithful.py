@@ -167,9 +167,9 @@ def test_every_setting_has_one_home_the_params_files():
     assert llm_settings(QUICK, env={}) == llm_config() == QUICK.llm
     assert IPPOConfig.from_params(QUICK).model_dump() == QUICK.ippo.model_dump()
     assert EnvConfig.from_params(QUICK).weights is QUICK.env.reward
-    for make in (EnvConfig, IPPOConfig, OutputChecks, LLMExecutor.__init__):
+    for make in (EnvConfig, IPPOConfig, OutputChecks, lambda: LLMExecutor(None)):
         with pytest.raises((TypeError, pydantic.ValidationError)):
-            make() if make is not LLMExecutor.__init__ else LLMExecutor(None)
+            make()
 
 
 def test_full_mode_caps_an_actions_context_at_the_papers_6144_tokens():

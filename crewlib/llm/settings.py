@@ -22,15 +22,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pydantic
 
 from crewlib.config import ParamsError, as_dict, default_params, resolve_path
 from crewlib.schema import LLMBlock, Params, validation_messages
-
-CacheMode = Literal["off", "read_write", "replay"]
-CACHE_MODES = ("off", "read_write", "replay")
 
 
 def user_cache_dir(name: str, override_env: str) -> Path:
