@@ -243,6 +243,7 @@ class OrchestratorBlock(Block):
     max_tokens: int = PositiveInt
     on_failure: Literal["lose", "fixed_schedule"]  # the round's assignment when the orchestrator's call fails
     constrain: bool  # the answer's schema allows each agent only its allowed actions this round
+    final_compose: bool  # the last round with the draft still empty: only Compose, for the agents that can
 
 
 class RoundsBlock(Block):

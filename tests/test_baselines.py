@@ -1,5 +1,6 @@
 """Baselines: the registry, structural properties of each system, failure paths, the embedded run."""
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -133,6 +134,35 @@ def test_the_constrained_orchestrator_may_name_only_each_agents_allowed_actions(
             observations, _, _, _, infos = env.step(actions)
     assert env.invalid_actions == 0 and policy.assigned[0] == {f"agent_{i}": "retrieve" for i in range(3)}
     assert any(a != "retrieve" for r in policy.assigned[1:] for a in r.values()) and not policy.fallbacks
+
+
+@pytest.mark.parametrize("final_compose", [False, True])
+def test_an_orchestrator_that_only_ever_retrieves_still_composes_in_the_last_round(make_client, final_compose):
+    """The 1.5B's failure in notebook 05: every assignment "retrieve" while it is allowed, so the section stays
+    empty. With ``final_compose`` the last round of an empty draft allows only Compose (to the agents that can), the
+    schema sent says so, and the episode ends with a draft; without it the draft stays empty."""
+    names = ("retrieve", "disseminate", "compose", "critique")
+    config = dataclasses.replace(EnvConfig.from_params(PARAMS), horizon=3)  # Compose needs two works read
+    env = CrewEnv([_example()], SurrogateExecutor(), config)
+    with ScriptedOpenAIServer() as server:
+        policy = OrchestratorPolicy(make_client(server, concurrency=1), env, max_tokens=160, on_failure="lose",
+                                    constrain=True, final_compose=final_compose)
+        observations, infos = env.reset(seed=0, options={"example_index": 0})
+        for t in range(3):
+            sent = []
+            for mask in policy.allowed(t, infos):
+                allowed = [n for n, ok in zip(names, mask, strict=True) if ok]
+                sent.append("retrieve" if "retrieve" in allowed else allowed[0])
+            server.push(Step(content=json.dumps({f"agent_{i}": a for i, a in enumerate(sent)})))
+            observations, _, _, _, infos = env.step(policy(t, observations, infos))
+    schema = server.requests[-1]["response_format"]["json_schema"]["schema"]["properties"]
+    if final_compose:
+        assert policy.assigned[-1] == {f"agent_{i}": "compose" for i in range(3)}
+        assert all(schema[f"agent_{i}"].get("enum", [schema[f"agent_{i}"].get("const")]) == ["compose"]
+                   for i in range(3))
+        assert env.ws.draft and not policy.fallbacks
+    else:
+        assert all(a == "retrieve" for r in policy.assigned for a in r.values()) and not env.ws.draft
 
 
 def test_a_failed_orchestrator_call_loses_the_rounds_assignment(make_client):

@@ -149,10 +149,12 @@ class OrchestratorPolicy:
     name = "LLM orchestrator"
 
     def __init__(self, client: LLMClient, env: CrewEnv, *, system: str = "orchestrator", max_tokens: int,
-                 on_failure: Literal["lose", "fixed_schedule"], constrain: bool = False) -> None:
+                 on_failure: Literal["lose", "fixed_schedule"], constrain: bool = False,
+                 final_compose: bool = False) -> None:
         self.client, self.env, self.system, self.max_tokens = client, env, system, max_tokens
         self.on_failure = on_failure
         self.constrain = constrain  # the answer's schema admits only each agent's allowed actions
+        self.final_compose = final_compose  # the last round with an empty draft: Compose only, where allowed
         self.fallbacks: Counter = Counter()
         self.assigned: list[dict[str, str]] = []  # per round: agent → action name the LLM chose (validated)
 
@@ -161,8 +163,8 @@ class OrchestratorPolicy:
         ws, task = self.env.ws, self.env.current_task
         keys = task.id_to_key
         agents = []
-        for i, agent in enumerate(infos):
-            allowed = [ACTION_NAMES[a] for a, ok in enumerate(infos[agent]["action_mask"]) if ok]
+        for i, mask in enumerate(self.allowed(t, infos)):
+            allowed = [ACTION_NAMES[a] for a, ok in enumerate(mask) if ok]
             last = ws.last_action[i]
             read = ", ".join(keys[r] for r in ws.read_log[i]) or "nothing"
             agents.append(f"- agent {i}: read {read}; {len(ws.unshared(i))} unshared notes; "
@@ -179,6 +181,16 @@ class OrchestratorPolicy:
             notes=notes, n_segments=len(ws.draft), draft_words=len(ws.draft_text.split()), draft=draft,
             n_feedback=len(ws.open_feedback()), feedback=feedback, agents="\n".join(agents))
 
+    def allowed(self, t: int, infos: dict) -> list[list[bool]]:
+        """Each agent's allowed actions this round: its action mask, narrowed to Compose in the last round when the
+        draft is still empty (``final_compose``; only for the agents whose mask allows Compose, and only when one
+        does) — notes read then could no longer reach the section."""
+        masks = [list(map(bool, infos[agent]["action_mask"])) for agent in infos]
+        if not (self.final_compose and t == self.env.config.horizon - 1 and not self.env.ws.draft
+                and any(m[Action.COMPOSE] for m in masks)):
+            return masks
+        return [[a == Action.COMPOSE for a in range(len(m))] if m[Action.COMPOSE] else m for m in masks]
+
     def default(self, t: int, mask) -> int:
         """The fixed schedule's action if allowed, else the first allowed action."""
         scheduled = FIXED_SCHEDULE[t % len(FIXED_SCHEDULE)]
@@ -190,7 +202,8 @@ class OrchestratorPolicy:
                     {"role": "user", "content": self.state_prompt(t, infos)}]
         chosen: dict[int, str] = {}
         failed = False
-        allowed = [[ACTION_NAMES[a] for a, ok in enumerate(infos[agent]["action_mask"]) if ok] for agent in agents]
+        masks = self.allowed(t, infos)
+        allowed = [[ACTION_NAMES[a] for a, ok in enumerate(mask) if ok] for mask in masks]
         schema = allowed_actions_schema(allowed) if self.constrain else Assignments
         try:
             answer = self.client.chat_json(messages, schema, caller=Caller(self.system, "orchestrator"),
@@ -205,7 +218,7 @@ class OrchestratorPolicy:
         actions: dict[str, int | None] = {}
         record = {}
         for i, agent in enumerate(agents):
-            mask = infos[agent]["action_mask"]
+            mask = masks[i]
             name = chosen.get(i)
             if name is not None and mask[ACTION_NAMES.index(name)]:
                 actions[agent] = ACTION_NAMES.index(name)
@@ -228,4 +241,5 @@ class Orchestrator(EnvSystem):
 
     def policy(self, env: CrewEnv):
         return OrchestratorPolicy(self.client, env, system=self.name, max_tokens=int(self.settings.max_tokens),
-                                  on_failure=self.settings.on_failure, constrain=self.settings.constrain)
+                                  on_failure=self.settings.on_failure, constrain=self.settings.constrain,
+                                  final_compose=self.settings.final_compose)
