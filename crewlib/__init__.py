@@ -6,7 +6,14 @@ client, the embedded model), ``prompts``; the environment ``env`` and the contro
 own paper) at the top.
 """
 
+import warnings
+
 __version__ = "0.1.0"
+
+# tqdm.auto, imported by transformers, sentence-transformers and datasets, warns once per process in a notebook that
+# the widget package is missing and falls back to text bars; which library imports it first depends on what a run
+# resumes, so the warning (stderr in a notebook's output) is silenced here, before any of them is imported.
+warnings.filterwarnings("ignore", message="IProgress not found")
 
 
 class CrewError(Exception):

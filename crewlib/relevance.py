@@ -41,10 +41,8 @@ def embedder():
 
 def quiet_model_loading() -> None:
     """No progress bar while a local model's weights load (transformers draws one per load, with this run's
-    timings, into every notebook that scores), and no warning that notebook widgets are missing."""
-    import warnings
-
-    warnings.filterwarnings("ignore", message="IProgress not found")  # before tqdm.auto is first imported
+    timings, into every notebook that scores); the warning that notebook widgets are missing is silenced when
+    ``crewlib`` is imported."""
     from transformers.utils import logging as transformers_logging
 
     transformers_logging.disable_progress_bar()
