@@ -376,7 +376,8 @@ def test_the_plan_scales_the_quick_runs_recorded_costs_to_the_run_without_callin
         tmp_path / "05_crew_table.csv", index=False)
     full = load_params("full")
     table = plan(full, "05", figures=tmp_path).set_index("part")
-    assert table.loc["crew", "calls"] == 10 * 366 * 15 / recorded  # 366 papers, 15 rounds instead of the recorded
+    # 366 papers, 15 rounds instead of the recorded; calls are whole
+    assert table.loc["crew", "calls"] == pytest.approx(10 * 366 * 15 / recorded, abs=0.5)
     assert table.loc["long_context", "prompt tokens"] == 2000 * 366  # a single call: no rounds
     assert any(p.startswith("srw (wrote nothing") for p in table.index)
     judges = next(p for p in table.index if p.startswith("judges"))
