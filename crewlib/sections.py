@@ -41,7 +41,10 @@ section as the checks above leave it, the setting the notebooks' shipped answers
   paragraph of a CREW draft is one answer, each of which can be cut);
 - ``dangling`` — a sentence that, its citations left out, ends on a word that needs an object ("The model
   performs well on [R3].": the citation stands where its dataset should be) is removed; the phrases that take a
-  work as their object ("based on", "proposed by", "introduced in", "such as", "see" ...) stay.
+  work as their object ("based on", "proposed by", "introduced in", "such as", "see" ...) stay;
+- ``prompt_echo`` — a sentence that opens with a header of the prompts ("The section so far, one line per
+  paragraph (the works it cites): AutoGen is ...", "This section does not cite yet, with notes: QAGS measures
+  ...", the 0.5B's answers) keeps what follows the header's colon; one that holds such words elsewhere is removed.
 
 A paragraph left with no citation at all (only topic sentences) is removed too, counted.
 """
@@ -63,6 +66,13 @@ _META = re.compile(
     r"(?:here\s+is|below\s+is)\s+(?:a|the|an)\b|sample\s+related[- ]work|as\s+an\s+ai\b|"
     r"paragraphs?\s+(?:id\s*)?\d|(?:the|this)\s+related[- ]work\s+section|"
     r"this\s+section\s+(?:discusses|reviews|presents|covers|describes))",
+    re.IGNORECASE,
+)
+# The headers of the prompts (crewlib/prompts: Compose, Revise; the Multi-News wording's "summary"), which a small
+# model sometimes copies into its answer before the sentence it meant to write.
+_PROMPT_ECHO = re.compile(
+    r"\b(?:section|summary)\s+(?:does\s+not\s+cite\s+yet|so\s+far)\b|\bone\s+line\s+per\s+paragraph\b|"
+    r"\bproblems\s+found\s+in\s+it\b|\bnotes\s+on\s+the\s+works\s+it\s+cites\b|\bwith\s+notes\s*:",
     re.IGNORECASE,
 )
 # Filler about the target paper itself, words of the prompts ("how it bears on this paper's problem").
@@ -198,6 +208,25 @@ def is_meta(sentence: str) -> bool:
     return bool(_META.search(strip_markers(sentence)))
 
 
+def echoes_prompt(sentence: str) -> bool:
+    """The sentence holds a header of the prompts ("The section so far, one line per paragraph ...")."""
+    return bool(_PROMPT_ECHO.search(strip_markers(sentence)))
+
+
+def strip_prompt_echo(sentence: str) -> str | None:
+    """The sentence without the prompt header it opens with (what follows the header's colon, the header's words
+    within its first three), None when the header's words are elsewhere in it or nothing follows; the sentence
+    unchanged when it echoes no prompt."""
+    if not echoes_prompt(sentence):
+        return sentence
+    head, colon, rest = sentence.partition(":")
+    rest = rest.strip()
+    opening = _PROMPT_ECHO.search(head + colon)
+    if not colon or not opening or len(head[:opening.start()].split()) > 2 or not rest or echoes_prompt(rest):
+        return None
+    return rest[0].upper() + rest[1:]
+
+
 def _unquoted(sentence: str) -> str:
     return _QUOTED.sub(" ", strip_markers(sentence))
 
@@ -319,6 +348,8 @@ class SectionReport:
     repeated_sentences: int = 0
     uncited_paragraphs: int = 0  # a paragraph left without any citation, removed
     dangling_removed: int = 0  # a sentence whose citation stands where its object should be
+    prompt_echoes_stripped: int = 0  # a prompt header before a sentence, cut off
+    prompt_echoes_removed: int = 0  # a sentence holding a prompt header's words elsewhere
 
     @property
     def repairs(self) -> int:
@@ -338,6 +369,13 @@ def _repair_sentence(sent: str, task: Task, checks: OutputChecks, sources: Mappi
     if not re.search(r"\w", strip_markers(sent)):
         report.stray_punctuation += 1
         return None
+    if checks.on("prompt_echo") and echoes_prompt(sent):
+        stripped = strip_prompt_echo(sent)
+        if stripped is None:
+            report.prompt_echoes_removed += 1
+            return None
+        sent = stripped
+        report.prompt_echoes_stripped += 1
     if checks.on("title_only") and is_title_note(sent, task):
         report.title_notes_removed += 1
         return None
@@ -454,6 +492,7 @@ def count_faults(text: str, sources: Mapping[str, str], checks: OutputChecks) ->
         "unsupported": sum(v < checks.support_threshold for v in supports),
         "title_notes": sum(bool(_TITLE_NOTE.search(s)) for s in sents),
         "dangling": sum(is_dangling(s) for s in sents),
+        "prompt_echoes": sum(echoes_prompt(s) for s in sents),
     }
 
 

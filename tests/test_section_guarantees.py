@@ -18,6 +18,7 @@ from crewlib.sections import (
     is_first_person,
     paragraphs,
     section_faults,
+    strip_prompt_echo,
     third_person,
 )
 from crewlib.tasks import build_tasks
@@ -198,6 +199,26 @@ def test_a_citation_standing_where_its_object_should_be_is_removed(task):
     assert_no_fault(clean, task)
 
 
+def test_a_prompt_header_copied_before_a_sentence_is_cut_off(task):
+    """The 0.5B in notebook 06 (quick, 2026-12-05) answered a Compose with "This section does not cite yet, with
+    notes: QAGS measures ... [R3]." and, in an earlier recording, "The section so far, one line per paragraph (the
+    works it cites): AutoGen is ..."; the header goes, the sentence after it stays; a header elsewhere: removed."""
+    g, b = key(task, "gpt2"), key(task, "bert")
+    text = (f"This section does not cite yet, with notes: GPT-2 is a 1.5B parameter Transformer trained on WebText "
+            f"[{g}]. The section so far, one line per paragraph (the works it cites): bERT pretrains deep "
+            f"bidirectional representations [{b}]. BERT is one of the works with notes: on masked tokens [{b}].")
+    clean, report = finish_section(text, task, CHECKS)
+    assert clean == (f"GPT-2 is a 1.5B parameter Transformer trained on WebText [{g}]. "
+                     f"BERT pretrains deep bidirectional representations [{b}].")
+    assert (report.prompt_echoes_stripped, report.prompt_echoes_removed) == (2, 1)
+    assert section_faults(text, task, CHECKS)["prompt_echoes"] == 3
+    assert_no_fault(clean, task)
+    news = "Articles the summary does not cite yet, with notes: the storm closed the port [R1]."
+    assert strip_prompt_echo(news) == "The storm closed the port [R1]."
+    assert strip_prompt_echo(f"GPT-2 was trained with notes from no one [{g}].") == (
+        f"GPT-2 was trained with notes from no one [{g}].")  # "with notes" without the header's colon
+
+
 def test_random_sections_built_with_every_fault_come_out_without_any(task):
     """Property: sentences taken from the abstracts (cited, uncited, misattributed, in the first person, repeated,
     notes pasted, cut before a citation) in random order; whatever the mix, the finished section has none of the
@@ -209,7 +230,7 @@ def test_random_sections_built_with_every_fault_come_out_without_any(task):
         for _ in range(rng.randint(3, 9)):
             ref = rng.choice(with_abstract)
             sent = rng.choice(sentences(ref.abstract)).rstrip(".")
-            fault = rng.choice(["cited", "uncited", "wrong", "repeat", "note", "plain", "dangling"])
+            fault = rng.choice(["cited", "uncited", "wrong", "repeat", "note", "plain", "dangling", "echo"])
             if fault == "cited" or fault == "repeat":
                 parts.append(f"{sent} [{key(task, ref.id)}].")
                 if fault == "repeat":
@@ -217,6 +238,8 @@ def test_random_sections_built_with_every_fault_come_out_without_any(task):
             elif fault == "wrong":
                 other = rng.choice([r for r in with_abstract if r is not ref])
                 parts.append(f"{sent} [{key(task, other.id)}].")
+            elif fault == "echo":
+                parts.append(f"The section so far, one line per paragraph: {sent} [{key(task, ref.id)}].")
             elif fault == "dangling":
                 parts.append(f"{' '.join(sent.split()[:5])} on [{key(task, ref.id)}].")
             elif fault == "note":
