@@ -358,6 +358,7 @@ class AblationsLLMBlock(Block):
 class AblationsMARWGBlock(Block):
     variants: dict[str, dict]  # variant name → overrides of baselines.marwg (validated when applied)
     metrics: list[str] = Field(min_length=1)
+    targets: int | None = Field(ge=1)  # the first N evaluation papers; None: all of them
     out_dir: str
 
 

@@ -463,13 +463,13 @@ def test_marwgs_own_ablation_runs_each_component_off_with_the_papers_findings_be
 
     with ScriptedOpenAIServer(default=Step(content=UNIVERSAL)) as server:
         params = load_params("quick", {"llm": _override(server, "scripted-model"),
-                                       "ablations": {"marwg": {"metrics": ["citation"]}}})
+                                       "ablations": {"marwg": {"metrics": ["citation"], "targets": 1}}})
         runs = marwg_ablation_runs(params)
         assert list(runs) == [MARWG_FULL, "w/o taxonomy (DAG)", "w/o feedback", "w/o fact-checking",
                               "w/o summarisation"]
         assert runs["w/o summarisation"].baselines.marwg.summarisation is False
         assert runs[MARWG_FULL].baselines.marwg.summarisation is True
-        run = run_marwg_ablations(params, variants=["w/o feedback"], targets=1, out_dir=tmp_path)
+        run = run_marwg_ablations(params, variants=["w/o feedback"], out_dir=tmp_path)  # ablations.marwg.targets
         with pytest.raises(ValueError, match="unknown MA-RWG ablation"):
             marwg_ablation_runs(params, ["w/o everything"])
     table = marwg_ablation_table(run)

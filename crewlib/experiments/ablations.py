@@ -248,16 +248,18 @@ def marwg_ablation_runs(params: Params, variants: Sequence[str] | None = None) -
 
 def run_marwg_ablations(params: Params, *, variants: Sequence[str] | None = None, targets: int | None = None,
                         out_dir: str | Path | None = None, progress: bool = False):
-    """MA-RWG and each of its ablated variants on the evaluation papers with the run's LLM, scored with
-    ``ablations.marwg.metrics`` (CitP, ClaP and TQ are MA-RWG's own measures); a
-    :class:`~crewlib.experiments.transfer.Transfer` whose ``backbone`` column holds the variant."""
+    """MA-RWG and each of its ablated variants on the first ``targets`` evaluation papers (None:
+    ``ablations.marwg.targets``) with the run's LLM, scored with ``ablations.marwg.metrics`` (CitP, ClaP and TQ
+    are MA-RWG's own measures); a :class:`~crewlib.experiments.transfer.Transfer` whose ``backbone`` column holds
+    the variant."""
     from crewlib.experiments.transfer import run_labelled
     from crewlib.tasks import evaluation_pairs
 
     settings = params.ablations.marwg
     root = resolve_path(out_dir or settings.out_dir)
     return run_labelled(params, marwg_ablation_runs(params, variants), ["marwg"],
-                        evaluation_pairs(params, targets), root, settings.metrics, progress)
+                        evaluation_pairs(params, settings.targets if targets is None else targets), root,
+                        settings.metrics, progress)
 
 
 def marwg_ablation_table(run) -> pd.DataFrame:
