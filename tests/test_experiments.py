@@ -385,3 +385,28 @@ def test_the_plan_scales_the_quick_runs_recorded_costs_to_the_run_without_callin
     assert table.loc["total", "calls"] == table.drop(index="total").calls.sum()
     quick = plan(PARAMS, "05", figures=tmp_path).set_index("part")
     assert quick.loc["crew", "calls"] == round(10 * 5 * PARAMS.baselines.crew.rounds / recorded)  # 5 papers
+
+
+def test_notebook_08s_plan_adds_its_team_sizes_and_marwgs_ablation(tmp_path):
+    from crewlib.experiments.plan import MARWG_PART, plan, shipped_rounds
+
+    cost = {"LLM calls": 10, "tokens in": 1000, "tokens out": 100}
+    pd.DataFrame([{"variant": "CREW", **cost}]).to_csv(tmp_path / "08_llm_ablations.csv", index=False)
+    pd.DataFrame([{"agents": 2, **cost}, {"agents": 4, "LLM calls": 20, "tokens in": 2000, "tokens out": 200}]).to_csv(
+        tmp_path / "08_llm_agents.csv", index=False)
+    full = load_params("full")
+    assert 6 in full.ablations.llm.agents and full.ablations.marwg.targets is None
+    rounds = full.baselines.crew.rounds / shipped_rounds("08")["crew"]
+    table = plan(full, "08", figures=tmp_path).set_index("part")
+    assert table.loc["2 agents", "calls"] == pytest.approx(10 * 366 * rounds, abs=0.5)
+    # six agents were not played in the quick run: the four-agent team's cost per agent
+    assert table.loc["6 agents (from 4 agents' cost)", "calls"] == pytest.approx(20 * 1.5 * 366 * rounds, abs=0.5)
+    assert "3 agents" not in table.index  # CREW's row
+    assert not any(p.startswith(MARWG_PART) for p in table.index)  # no quick MA-RWG run shipped: not estimated
+    pd.DataFrame([{"variant": "MA-RWG", **cost}, {"variant": "w/o feedback", **cost}]).to_csv(
+        tmp_path / "08_marwg_ablations.csv", index=False)
+    quick = plan(PARAMS, "08", figures=tmp_path).set_index("part")
+    assert quick.loc[f"{MARWG_PART}w/o feedback", "sections"] == PARAMS.ablations.marwg.targets
+    judges = next(p for p in quick.index if p.startswith("judges"))
+    # CREW and teams of 2 and 4 on 5 papers are judged, MA-RWG's sections are scored by its own measures
+    assert quick.loc[judges, "sections"] == 3 * 5 and quick.loc["total", "sections"] == 3 * 5 + 2 * 2

@@ -9,11 +9,13 @@ calls and tokens per section of each system (``figures/NN_*.csv``) and the recor
   the paper's 366, its test splits ``targets``/``sq2e.documents``/``human.pairs`` where the params say);
 - rounds: CREW, the Orchestrator and SRW in proportion to their ``rounds`` (those of the params file the notebook's
   shipped run used, its ``params_file`` parameter → the run's);
-- judges: each section judged on three dimensions by each judge of ``eval.judges`` (one when unset).
+- judges: each section judged on three dimensions by each judge of ``eval.judges`` (one when unset);
+- notebook 08 adds its team sizes (``ablations.llm.agents``; a size the quick run did not play costs its largest
+  team's per agent) and MA-RWG's ablation on its ``ablations.marwg.targets`` papers.
 
-It omits the instrument's discrimination test and the paired comparisons (see docs/method.md, "The instrument",
-for their call counts), and a larger model writes longer answers than the small one that was recorded: read it as
-an order of magnitude, not a bill.
+It omits the instrument's discrimination test, the paired comparisons (see docs/method.md, "The instrument", for
+their call counts) and the LLM calls of MA-RWG's own measures (ClaP, TQ) in its ablation, and a larger model writes
+longer answers than the small one that was recorded: read it as an order of magnitude, not a bill.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ JUDGE_DIMENSIONS = 3  # coverage, logic, relevance: one call each per section an
 TABLES = {"05": ("05_crew_table.csv", ["system"]), "06": ("06_transfer.csv", ["backbone", "system"]),
           "07": ("07_multinews.csv", ["system"]), "08": ("08_llm_ablations.csv", ["variant"]),
           "10": ("10_sq2e.csv", ["dataset", "system"])}
+MARWG_PART = "MA-RWG's ablation / "  # notebook 08's MA-RWG rows (scored by CitP, ClaP, TQ: not estimated)
 CLUSTERS_FULL = 5622  # Multi-News test clusters (notebook 07 with targets=None)
 
 
@@ -100,29 +103,59 @@ def plan(params: Params, notebook: str, figures: Path = FIGURES) -> pd.DataFrame
                                   for c in costs.to_dict("records")])
         for _, row in table.iterrows():
             label = " / ".join(str(row[k]) for k in keys)
-            system = str(row.get("system", "crew"))
-            if pd.isna(row["LLM calls"]):
-                rows.append({"part": f"{label} (wrote nothing in the quick run: not estimated)", "sections": n})
-                continue
-            rounds = getattr(getattr(params.baselines, system, None), "rounds", None)
-            scale = n * (rounds / shipped[system] if system in shipped and isinstance(rounds, int) else 1.0)
-            rows.append({"part": label, "sections": n, "calls": row["LLM calls"] * scale,
-                         "prompt tokens": row["tokens in"] * scale, "completion tokens": row["tokens out"] * scale})
-            sections += n
+            rows.append(_scaled(params, label, str(row.get("system", "crew")), row, n, shipped))
+    if notebook == "08":
+        rows += _ablation_parts(params, n, figures, shipped_rounds(notebook))
+    written = [r for r in rows if "calls" in r]
+    sections = sum(r["sections"] for r in written)
+    judged = sum(r["sections"] for r in written if not r["part"].startswith(MARWG_PART))  # MA-RWG's: its own measures
     if notebook == "09":
-        sections = n * 2  # CREW's and SRW's sections (notebook 05's, when its run folder is kept)
+        sections = judged = n * 2  # CREW's and SRW's sections (notebook 05's, when its run folder is kept)
         rows.append({"part": "LLM annotators (3, one call a pair; when no human sheet is given)", "sections": n,
                      "calls": 3 * n})
     if notebook != "10":  # SQ2E is scored by ROUGE, BERTScore and factual consistency, not the judges
         prompt, completion = judge_call_tokens()
-        calls = sections * JUDGE_DIMENSIONS * judges
-        rows.append({"part": f"judges ({judges} × {JUDGE_DIMENSIONS} dimensions a section)", "sections": sections,
+        calls = judged * JUDGE_DIMENSIONS * judges
+        rows.append({"part": f"judges ({judges} × {JUDGE_DIMENSIONS} dimensions a section)", "sections": judged,
                      "calls": calls, "prompt tokens": calls * prompt, "completion tokens": calls * completion})
     frame = pd.DataFrame(rows, columns=["part", "sections", "calls", "prompt tokens", "completion tokens"])
     total = frame[["calls", "prompt tokens", "completion tokens"]].sum(min_count=1)
     frame = pd.concat([frame, pd.DataFrame([{"part": "total", "sections": sections, **total}])], ignore_index=True)
     frame.attrs["papers"] = f"{n} ({source})"
     return frame.round(0)
+
+
+def _scaled(params: Params, label: str, system: str, cost: pd.Series, n: int, shipped: dict[str, int],
+            per_section: float = 1.0) -> dict:
+    """One part of the plan: ``n`` sections with the quick run's ``cost`` per section (LLM calls, tokens in, tokens
+    out) times ``per_section``, a round-based system's scaled to the run's rounds."""
+    if pd.isna(cost["LLM calls"]):
+        return {"part": f"{label} (wrote nothing in the quick run: not estimated)", "sections": n}
+    rounds = getattr(getattr(params.baselines, system, None), "rounds", None)
+    scale = n * per_section * (rounds / shipped[system] if system in shipped and isinstance(rounds, int) else 1.0)
+    return {"part": label, "sections": n, "calls": cost["LLM calls"] * scale,
+            "prompt tokens": cost["tokens in"] * scale, "completion tokens": cost["tokens out"] * scale}
+
+
+def _ablation_parts(params: Params, n: int, figures: Path, shipped: dict[str, int]) -> list[dict]:
+    """Notebook 08's parts beside its variants: each team size of ``ablations.llm.agents`` but the env's (CREW's
+    row) at the quick run's cost of that size — a size it did not play at its largest team's cost per agent — and
+    MA-RWG with each component off on the first ``ablations.marwg.targets`` papers."""
+    rows = []
+    teams = pd.read_csv(figures / "08_llm_agents.csv").set_index("agents")
+    for m in params.ablations.llm.agents:
+        if m != params.env.n_agents:
+            measured = m if m in teams.index else int(teams.index.max())
+            rows.append(_scaled(params, f"{m} agents" + ("" if m == measured else f" (from {measured} agents' cost)"),
+                                "crew", teams.loc[measured], n, shipped, m / measured))
+    marwg = figures / "08_marwg_ablations.csv"
+    if marwg.exists():
+        k = min(params.ablations.marwg.targets or n, n)
+        rows += [_scaled(params, f"{MARWG_PART}{row['variant']}", "marwg", row, k, shipped)
+                 for _, row in pd.read_csv(marwg).iterrows()]
+    else:
+        rows.append({"part": "MA-RWG's ablation (no quick run in figures/: not estimated)", "sections": 0})
+    return rows
 
 
 def show_plan(params: Params, notebook: str) -> None:
