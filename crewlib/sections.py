@@ -369,8 +369,7 @@ def _repair_sentence(sent: str, task: Task, checks: OutputChecks, sources: Mappi
     if not re.search(r"\w", strip_markers(sent)):
         report.stray_punctuation += 1
         return None
-    if checks.on("prompt_echo") and echoes_prompt(sent):
-        stripped = strip_prompt_echo(sent)
+    if checks.on("prompt_echo") and (stripped := strip_prompt_echo(sent)) != sent:
         if stripped is None:
             report.prompt_echoes_removed += 1
             return None

@@ -158,18 +158,18 @@ class OrchestratorPolicy:
         self.fallbacks: Counter = Counter()
         self.assigned: list[dict[str, str]] = []  # per round: agent → action name the LLM chose (validated)
 
-    def state_prompt(self, t: int, infos: dict) -> str:
-        """The full workspace state, as CREW's agents can see it (never the gold section)."""
+    def state_prompt(self, t: int, infos: dict, allowed: list[list[str]]) -> str:
+        """The full workspace state, as CREW's agents can see it (never the gold section), with each agent's allowed
+        action names."""
         ws, task = self.env.ws, self.env.current_task
         keys = task.id_to_key
         agents = []
-        for i, mask in enumerate(self.allowed(t, infos)):
-            allowed = [ACTION_NAMES[a] for a, ok in enumerate(mask) if ok]
+        for i, names in enumerate(allowed):
             last = ws.last_action[i]
             read = ", ".join(keys[r] for r in ws.read_log[i]) or "nothing"
             agents.append(f"- agent {i}: read {read}; {len(ws.unshared(i))} unshared notes; "
                           f"last action {ACTION_NAMES[last] if last is not None else 'none'}; "
-                          f"allowed: {', '.join(allowed)}")
+                          f"allowed: {', '.join(names)}")
         read_team = {r for log in ws.read_log for r in log}
         unread = ", ".join(f"{keys[r.id]} {r.title}" for r in task.references if r.id not in read_team) or "none"
         notes = "\n".join(f"  - {n.text}" for n in ws.global_notes) or "  (none)"
@@ -198,12 +198,12 @@ class OrchestratorPolicy:
 
     def __call__(self, t: int, observations: dict, infos: dict) -> dict[str, int | None]:
         agents = list(observations)
-        messages = [{"role": "system", "content": prompts.AGENT_SYSTEM},
-                    {"role": "user", "content": self.state_prompt(t, infos)}]
-        chosen: dict[int, str] = {}
-        failed = False
         masks = self.allowed(t, infos)
         allowed = [[ACTION_NAMES[a] for a, ok in enumerate(mask) if ok] for mask in masks]
+        messages = [{"role": "system", "content": prompts.AGENT_SYSTEM},
+                    {"role": "user", "content": self.state_prompt(t, infos, allowed)}]
+        chosen: dict[int, str] = {}
+        failed = False
         schema = allowed_actions_schema(allowed) if self.constrain else Assignments
         try:
             answer = self.client.chat_json(messages, schema, caller=Caller(self.system, "orchestrator"),
