@@ -53,7 +53,7 @@ from crewlib.sections import paragraphs
 from crewlib.text import content_words, numbers, sentences, strip_markers, tokens
 
 LEGACY_DAMAGES = ("paragraph_repeated", "citations_removed", "sentences_shuffled", "cut_mid_sentence",
-                  "wrong_paper_paragraph")  # the five of the recorded answers (params/recorded.yaml)
+                  "wrong_paper_paragraph")  # the first five damages (degraded_outputs' default)
 DEGRADATIONS = (*LEGACY_DAMAGES, "claims_swapped", "claim_altered", "half_citations_dropped", "first_person_copies")
 GOLD = "gold"
 _YEAR_PARENTHESES = re.compile(r"[ \t]*\([^()]*\b(?:19|20)\d{2}[a-z]?\b[^()]*\)")  # (Smith et al., 2020; Doe 2019)
