@@ -301,7 +301,11 @@ def test_a_real_ctrl_c_mid_run_prints_one_line_and_exits_130(tmp_path, scripted_
 
     scripted_server.default = Step(content="{}", delay_s=60)  # every call hangs: Ctrl-C arrives mid-round
     env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT), "HF_HUB_OFFLINE": "1"}
-    process = subprocess.Popen([sys.executable, "-m", "crewlib.cli", *ARGS, "--params", fast_params(tmp_path),
+    # the call must still be waiting when Ctrl-C comes (a call that times out first ends the run with status 1): the
+    # run then waits for its calls in flight, up to their timeout, before it exits
+    params = tmp_path / "slow.yaml"
+    params.write_text(f"base: quick\nllm: {{max_retries: 0, timeout_s: 15, cache_dir: {tmp_path / 'cache'}}}\n")
+    process = subprocess.Popen([sys.executable, "-m", "crewlib.cli", *ARGS, "--params", str(params),
                                 "--base-url", scripted_server.base_url, "--model", "m", "--api-key-env", "",
                                 "--rounds", "3", "--out", str(tmp_path / "o")],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
@@ -310,7 +314,7 @@ def test_a_real_ctrl_c_mid_run_prints_one_line_and_exits_130(tmp_path, scripted_
         time.sleep(0.2)
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=60)
-    assert process.returncode == 130
+    assert process.returncode == 130, err[-2000:]
     assert err.strip().splitlines()[-1] == "interrupted; a rerun reuses the 0 cached answers"
     assert "Traceback" not in err and not (tmp_path / "o").exists()
 
