@@ -293,6 +293,16 @@ def test_select_keeps_the_references_closest_to_the_paper_and_reports_their_scor
     assert "3 selected (--select 3)" in stdout
 
 
+def _as_in_a_terminal() -> None:
+    """Ctrl-C reaches the child as it reaches a command typed in a terminal: a test runner started in the
+    background may hand its children SIGINT ignored or blocked (the suite's clean-clone run once did: the calls
+    timed out, status 1)."""
+    import signal
+
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_a_real_ctrl_c_mid_run_prints_one_line_and_exits_130(tmp_path, scripted_server):
     import os
     import signal
@@ -308,7 +318,8 @@ def test_a_real_ctrl_c_mid_run_prints_one_line_and_exits_130(tmp_path, scripted_
     process = subprocess.Popen([sys.executable, "-m", "crewlib.cli", *ARGS, "--params", str(params),
                                 "--base-url", scripted_server.base_url, "--model", "m", "--api-key-env", "",
                                 "--rounds", "3", "--out", str(tmp_path / "o")],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                               preexec_fn=_as_in_a_terminal)
     deadline = time.monotonic() + 120
     while not scripted_server.requests and time.monotonic() < deadline:  # wait for the first LLM call
         time.sleep(0.2)
