@@ -93,8 +93,8 @@ def plan(params: Params, notebook: str, figures: Path = FIGURES) -> pd.DataFrame
     n, source = papers(params, notebook)
     judges = len(params.eval.judges or [None])
     rows, sections = [], 0
+    shipped = shipped_rounds(notebook) if notebook in TABLES else {}
     if notebook in TABLES:
-        shipped = shipped_rounds(notebook)
         name, keys = TABLES[notebook]
         table = pd.read_csv(figures / name)
         if notebook == "06":  # each backbone of the run with the quick backbones' mean cost per system
@@ -105,7 +105,7 @@ def plan(params: Params, notebook: str, figures: Path = FIGURES) -> pd.DataFrame
             label = " / ".join(str(row[k]) for k in keys)
             rows.append(_scaled(params, label, str(row.get("system", "crew")), row, n, shipped))
     if notebook == "08":
-        rows += _ablation_parts(params, n, figures, shipped_rounds(notebook))
+        rows += _ablation_parts(params, n, figures, shipped)
     written = [r for r in rows if "calls" in r]
     sections = sum(r["sections"] for r in written)
     judged = sum(r["sections"] for r in written if not r["part"].startswith(MARWG_PART))  # MA-RWG's: its own measures
