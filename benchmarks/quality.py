@@ -35,7 +35,8 @@ from crewlib.sections import OutputChecks, section_faults  # noqa: E402
 from crewlib.tasks import build_tasks, title_only  # noqa: E402
 
 SYSTEMS = "crew,long_context,rag,srw"
-FAULTS = ["repeated_sentences", "first_person", "uncited_claims", "unsupported", "title_notes", "prompt_echoes"]
+FAULTS = ["repeated_sentences", "first_person", "uncited_claims", "unsupported", "title_notes", "prompt_echoes",
+          "slips"]
 WORST = {"cited_share": "min", **{f: "max" for f in FAULTS}, "lost_citations": "max", "invalid_json": "max",
          "cut_answers": "max", "calls": "max", "tokens": "max", "wall_s": "max"}
 

@@ -17,7 +17,7 @@ from crewlib.actions import ACTION_NAMES
 
 # The sentence repairs of the final section (crewlib/sections.py)
 REPAIRS = ("title_only", "uncited", "first_person", "target", "unsupported", "repeated_sentences", "truncated",
-           "markers", "dangling", "prompt_echo")
+           "markers", "dangling", "prompt_echo", "slips")
 
 
 class Block(pydantic.BaseModel):

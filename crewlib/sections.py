@@ -44,7 +44,10 @@ section as the checks above leave it, the setting the notebooks' shipped answers
   work as their object ("based on", "proposed by", "introduced in", "such as", "see" ...) stay;
 - ``prompt_echo`` — a sentence that opens with a header of the prompts ("The section so far, one line per
   paragraph (the works it cites): AutoGen is ...", "This section does not cite yet, with notes: QAGS measures
-  ...", the 0.5B's answers) keeps what follows the header's colon; one that holds such words elsewhere is removed.
+  ...", the 0.5B's answers) keeps what follows the header's colon; one that holds such words elsewhere is removed;
+- ``slips`` — a cited sentence that copies a sentence of its work nearly verbatim but with a word broken off
+  ("hierarchical attention over words andsent", "lower layers cap": :func:`~crewlib.text.slipped_copy`) gets
+  that sentence's words back, with its citation.
 
 A paragraph left with no citation at all (only topic sentences) is removed too, counted.
 """
@@ -58,7 +61,7 @@ from dataclasses import asdict, dataclass, fields
 from crewlib.citations import find_citation_keys
 from crewlib.schema import REPAIRS, Params
 from crewlib.tasks import Task, title_only
-from crewlib.text import containment, content_words, numbers, sentences, strip_markers, support, tokens
+from crewlib.text import containment, content_words, numbers, sentences, slipped_copy, strip_markers, support, tokens
 
 _META = re.compile(
     r"\b(?:the\s+(?:current\s+|existing\s+|above\s+)?drafts?|workspace|segments?\s*(?:id|\d)|segment_id|"
@@ -314,6 +317,11 @@ def _best_source(sentence: str, sources: Mapping[str, str]) -> tuple[float, str]
                key=lambda pair: (pair[0], -int(pair[1][1:]) if pair[1][1:].isdigit() else 0))
 
 
+def _slipped_source(sentence: str, keys: Iterable[str], sources: Mapping[str, str]) -> str | None:
+    """The sentence of a cited work that ``sentence`` copies with a word broken off, cited by that work."""
+    return next((cite_sentence(source, key) for key in keys if (source := slipped_copy(sentence, sources[key]))), None)
+
+
 def _tidy(text: str) -> str:
     """Single spaces, none before punctuation (what removing a marker leaves)."""
     return re.sub(r"\s+([.,;:!?])", r"\1", " ".join(text.split()))
@@ -350,6 +358,7 @@ class SectionReport:
     dangling_removed: int = 0  # a sentence whose citation stands where its object should be
     prompt_echoes_stripped: int = 0  # a prompt header before a sentence, cut off
     prompt_echoes_removed: int = 0  # a sentence holding a prompt header's words elsewhere
+    slips_restored: int = 0  # a near-verbatim copy with a broken word given its source sentence back
 
     @property
     def repairs(self) -> int:
@@ -401,6 +410,9 @@ def _repair_sentence(sent: str, task: Task, checks: OutputChecks, sources: Mappi
         elif claim:
             report.uncited_removed += 1
             return None
+    if checks.on("slips") and (source := _slipped_source(sent, keys, sources)):
+        sent = source
+        report.slips_restored += 1
     if checks.on("first_person") and is_first_person(sent):
         sent = third_person(sent)
         report.first_person_rewritten += 1
@@ -492,6 +504,7 @@ def count_faults(text: str, sources: Mapping[str, str], checks: OutputChecks) ->
         "title_notes": sum(bool(_TITLE_NOTE.search(s)) for s in sents),
         "dangling": sum(is_dangling(s) for s in sents),
         "prompt_echoes": sum(echoes_prompt(s) for s in sents),
+        "slips": sum(_slipped_source(s, _known_keys(s, sources), sources) is not None for s in sents),
     }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from difflib import SequenceMatcher
 from functools import lru_cache
 
 _TOKEN = re.compile(r"[a-z0-9]+")
@@ -93,3 +94,33 @@ def support(claim: str, evidence: str) -> float:
     """Lexical support: share of the claim's content stems found in the evidence (0 for an empty claim)."""
     words = stems(claim)
     return len(words & stems(evidence)) / len(words) if words else 0.0
+
+
+COPY_SHARE = 0.9  # share of a sentence's characters, in order, that makes it a near-verbatim copy of a source sentence
+
+
+def _broken(word: str, vocabulary: set[str]) -> bool:
+    """``word`` is a piece of the vocabulary's words: the start of a longer one ("cap" for "capture"), or one
+    run into another or its start ("andsent": "and" + "sentences"); an inflection ("models") is no piece."""
+    starts = {w[:i] for w in vocabulary for i in range(3, len(w) - 1)}
+    return word in starts or any(word[:i] in vocabulary and (word[i:] in starts or word[i:] in vocabulary)
+                                 for i in range(2, len(word) - 2))
+
+
+def slipped_copy(claim: str, evidence: str) -> str | None:
+    """The sentence of ``evidence`` that ``claim`` copies nearly verbatim (at least :data:`COPY_SHARE` of its
+    characters, in order, half of them in one run) but with a word broken off — a small model's slip while
+    copying ("hierarchical attention over words andsent", "Analysis suggests lower layers cap") — else None.
+    A word the evidence lacks that is whole (a spelling, an abbreviation, a paraphrase) is no slip."""
+    vocabulary = set(tokens(evidence))
+    if not any(_broken(word, vocabulary) for word in set(tokens(strip_markers(claim))) - vocabulary):
+        return None
+    text = " ".join(strip_markers(claim).split()).lower()
+    for source in sentences(evidence):
+        matcher = SequenceMatcher(None, text, source.lower(), autojunk=False)
+        if matcher.quick_ratio() * (len(text) + len(source)) / 2 < COPY_SHARE * len(text):
+            continue  # not enough characters in common, whatever their order
+        blocks = [block.size for block in matcher.get_matching_blocks()]
+        if sum(blocks) >= COPY_SHARE * len(text) and max(blocks) >= len(text) / 2:  # a copy, not scattered letters
+            return source
+    return None

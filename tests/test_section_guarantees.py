@@ -219,10 +219,47 @@ def test_a_prompt_header_copied_before_a_sentence_is_cut_off(task):
         f"GPT-2 was trained with notes from no one [{g}].")  # "with notes" without the header's colon
 
 
+NALLAPATI = ("The authors adapt attentional recurrent encoder-decoder models from translation to abstractive "
+             "summarisation and add several extensions. These include an encoder enriched with linguistic features, a "
+             "switch that lets the decoder copy rare or unseen words from the source, and hierarchical attention over "
+             "words and sentences.")
+ELMO = ("The authors present ELMo, word vectors that depend on the surrounding sentence rather than being fixed per "
+        "word type. Analysis suggests lower layers capture syntax while higher ones capture meaning in context.")
+XLNET = "It maximises the expected likelihood of a sequence over sampled factorisation orders."
+
+
+def test_a_copy_with_a_broken_word_gets_its_source_sentence_back():
+    """The 1.5B copied a note and broke its last words ("... over words andsent [R1].", benchmark, notebooks 05 and
+    08); the 0.5B stopped inside a word ("Analysis suggests lower layers cap [R7].", notebook 06). The sentence of
+    the cited work it copies comes back, with its citation; a whole word the work never uses (a spelling, an
+    abbreviation) is no slip, and a paraphrase is not a copy."""
+    example = RWGExample(target_id="s", title="Summaries", abstract="This paper summarises long documents.",
+                         references=(Reference("nal", "Abstractive Text Summarization using RNNs", NALLAPATI),
+                                     Reference("elmo", "Deep Contextualized Word Representations", ELMO),
+                                     Reference("xlnet", "XLNet", XLNET)),
+                         gold_related_work="Summaries [R1].", gold_cited_ids=("nal",))
+    task = build_tasks(QUICK, [example], min_connections=0).tasks["s"]
+    n, e, x = (task.id_to_key[i] for i in ("nal", "elmo", "xlnet"))
+    slipped = (f"These include an encoder enriched with linguistic features, a switch that lets the decoder copy rare "
+               f"or unseen words from the source, and hierarchical attention over words andsent [{n}]. Analysis "
+               f"suggests lower layers cap [{e}].")
+    assert section_faults(slipped, task, CHECKS)["slips"] == 2
+    clean, report = finish_section(slipped, task, CHECKS)
+    assert clean == f"{sentences(NALLAPATI)[1][:-1]} [{n}]. {sentences(ELMO)[1][:-1]} [{e}]."
+    assert report.slips_restored == 2
+    assert_no_fault(clean, task)
+    whole = (f"It maximizes the expected likelihood of a sequence over sampled factorisation orders [{x}]. ELMo (the "
+             f"authors' word vectors) depends on the surrounding sentence rather than being fixed per word type [{e}].")
+    assert finish_section(whole, task, CHECKS) == (whole, finish_section(whole, task, CHECKS)[1])
+    assert finish_section(whole, task, CHECKS)[1].slips_restored == 0
+    off = dataclasses.replace(CHECKS, repairs=tuple(r for r in CHECKS.repairs if r != "slips"))
+    assert "andsent" in finish_section(slipped, task, off)[0]
+
+
 def test_random_sections_built_with_every_fault_come_out_without_any(task):
     """Property: sentences taken from the abstracts (cited, uncited, misattributed, in the first person, repeated,
-    notes pasted, cut before a citation) in random order; whatever the mix, the finished section has none of the
-    faults."""
+    notes pasted, cut before a citation, broken off inside a word) in random order; whatever the mix, the finished
+    section has none of the faults."""
     with_abstract = [r for r in task.references if r.abstract]
     rng = random.Random(0)
     for trial in range(60):
@@ -230,7 +267,7 @@ def test_random_sections_built_with_every_fault_come_out_without_any(task):
         for _ in range(rng.randint(3, 9)):
             ref = rng.choice(with_abstract)
             sent = rng.choice(sentences(ref.abstract)).rstrip(".")
-            fault = rng.choice(["cited", "uncited", "wrong", "repeat", "note", "plain", "dangling", "echo"])
+            fault = rng.choice(["cited", "uncited", "wrong", "repeat", "note", "plain", "dangling", "echo", "slip"])
             if fault == "cited" or fault == "repeat":
                 parts.append(f"{sent} [{key(task, ref.id)}].")
                 if fault == "repeat":
@@ -240,6 +277,10 @@ def test_random_sections_built_with_every_fault_come_out_without_any(task):
                 parts.append(f"{sent} [{key(task, other.id)}].")
             elif fault == "echo":
                 parts.append(f"The section so far, one line per paragraph: {sent} [{key(task, ref.id)}].")
+            elif fault == "slip":  # copied, then broken off inside its last long word
+                words = sent.split()
+                cut = max(i for i, w in enumerate(words) if len(w) >= 6 or i == 0)
+                parts.append(f"{' '.join(words[:cut] + [words[cut][:3]])} [{key(task, ref.id)}].")
             elif fault == "dangling":
                 parts.append(f"{' '.join(sent.split()[:5])} on [{key(task, ref.id)}].")
             elif fault == "note":
