@@ -99,10 +99,16 @@ def support(claim: str, evidence: str) -> float:
 COPY_SHARE = 0.9  # share of a sentence's characters, in order, that makes it a near-verbatim copy of a source sentence
 
 
-def _broken(word: str, vocabulary: set[str]) -> bool:
+@lru_cache(maxsize=1024)
+def _word_pieces(evidence: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The evidence's words, and the starts of its words (three letters or more, two short of the word or more)."""
+    vocabulary = frozenset(tokens(evidence))
+    return vocabulary, frozenset(w[:i] for w in vocabulary for i in range(3, len(w) - 1))
+
+
+def _broken(word: str, vocabulary: frozenset[str], starts: frozenset[str]) -> bool:
     """``word`` is a piece of the vocabulary's words: the start of a longer one ("cap" for "capture"), or one
     run into another or its start ("andsent": "and" + "sentences"); an inflection ("models") is no piece."""
-    starts = {w[:i] for w in vocabulary for i in range(3, len(w) - 1)}
     return word in starts or any(word[:i] in vocabulary and (word[i:] in starts or word[i:] in vocabulary)
                                  for i in range(2, len(word) - 2))
 
@@ -112,8 +118,8 @@ def slipped_copy(claim: str, evidence: str) -> str | None:
     characters, in order, half of them in one run) but with a word broken off — a small model's slip while
     copying ("hierarchical attention over words andsent", "Analysis suggests lower layers cap") — else None.
     A word the evidence lacks that is whole (a spelling, an abbreviation, a paraphrase) is no slip."""
-    vocabulary = set(tokens(evidence))
-    if not any(_broken(word, vocabulary) for word in set(tokens(strip_markers(claim))) - vocabulary):
+    vocabulary, starts = _word_pieces(evidence)
+    if not any(_broken(word, vocabulary, starts) for word in set(tokens(strip_markers(claim))) - vocabulary):
         return None
     text = " ".join(strip_markers(claim).split()).lower()
     for source in sentences(evidence):
