@@ -317,9 +317,10 @@ def _best_source(sentence: str, sources: Mapping[str, str]) -> tuple[float, str]
                key=lambda pair: (pair[0], -int(pair[1][1:]) if pair[1][1:].isdigit() else 0))
 
 
-def _slipped_source(sentence: str, keys: Iterable[str], sources: Mapping[str, str]) -> str | None:
-    """The sentence of a cited work that ``sentence`` copies with a word broken off, cited by that work."""
-    return next((cite_sentence(source, key) for key in keys if (source := slipped_copy(sentence, sources[key]))), None)
+def _slipped_source(sentence: str, keys: Iterable[str], texts: Mapping[str, str]) -> str | None:
+    """The sentence of a cited work that ``sentence`` copies with a word broken off, cited by that work; ``texts``:
+    key → the work's own text (not a team's notes, which may hold the same slip)."""
+    return next((cite_sentence(source, key) for key in keys if (source := slipped_copy(sentence, texts[key]))), None)
 
 
 def _tidy(text: str) -> str:
@@ -373,7 +374,7 @@ def paragraphs(text: str) -> list[str]:
 
 
 def _repair_sentence(sent: str, task: Task, checks: OutputChecks, sources: Mapping[str, str],
-                     report: SectionReport) -> str | None:
+                     report: SectionReport, texts: Mapping[str, str]) -> str | None:
     """The sentence after the sentence repairs, or None when it is removed (each counted in ``report``)."""
     if not re.search(r"\w", strip_markers(sent)):
         report.stray_punctuation += 1
@@ -410,7 +411,7 @@ def _repair_sentence(sent: str, task: Task, checks: OutputChecks, sources: Mappi
         elif claim:
             report.uncited_removed += 1
             return None
-    if checks.on("slips") and (source := _slipped_source(sent, keys, sources)):
+    if checks.on("slips") and (source := _slipped_source(sent, keys, texts)):
         sent = source
         report.slips_restored += 1
     if checks.on("first_person") and is_first_person(sent):
@@ -441,7 +442,7 @@ def finish_section(text: str, task: Task, checks: OutputChecks,
     ``checks``: the ``output`` settings; ``notes``: key → the notes a team took on that work, evidence beside
     its abstract.
     """
-    sources = evidence(task, notes)
+    sources, texts = evidence(task, notes), evidence(task)
     report = SectionReport()
     text, report.duplicated_markers = dedupe_markers(text)
     if checks.on("markers"):
@@ -460,7 +461,7 @@ def finish_section(text: str, task: Task, checks: OutputChecks,
                 sents = sents[:-1]
         clean = []
         for sent in sents:
-            repaired = _repair_sentence(sent, task, checks, sources, report)
+            repaired = _repair_sentence(sent, task, checks, sources, report, texts)
             if repaired is None:
                 continue
             if checks.on("repeated_sentences") and any(
@@ -485,12 +486,13 @@ def finish_section(text: str, task: Task, checks: OutputChecks,
 def section_faults(text: str, task: Task, checks: OutputChecks, notes: Mapping[str, str] | None = None) -> dict:
     """What a reviewer's basic checks find in a finished section, without repairing it: repeated sentences,
     first-person sentences, uncited claims, unsupported cited sentences (the quality benchmark's counts)."""
-    return count_faults(text, evidence(task, notes), checks)
+    return count_faults(text, evidence(task, notes), checks, texts=evidence(task))
 
 
-def count_faults(text: str, sources: Mapping[str, str], checks: OutputChecks) -> dict:
-    """:func:`section_faults` with the evidence given (key → the text a sentence citing it may rest on), and
-    ``cited_sentences``: the sentences citing a known work, of which ``unsupported`` are not supported."""
+def count_faults(text: str, sources: Mapping[str, str], checks: OutputChecks,
+                 texts: Mapping[str, str] | None = None) -> dict:
+    """:func:`section_faults` with the evidence given (key → the text a sentence citing it may rest on; ``texts``:
+    the works' own texts, for slips, default ``sources``); ``cited_sentences``: the sentences citing a known work."""
     sents = [s for p in paragraphs(text) for s in sentences(p)]
     supports = support_scores(text, sources)
     return {
@@ -504,7 +506,7 @@ def count_faults(text: str, sources: Mapping[str, str], checks: OutputChecks) ->
         "title_notes": sum(bool(_TITLE_NOTE.search(s)) for s in sents),
         "dangling": sum(is_dangling(s) for s in sents),
         "prompt_echoes": sum(echoes_prompt(s) for s in sents),
-        "slips": sum(_slipped_source(s, _known_keys(s, sources), sources) is not None for s in sents),
+        "slips": sum(_slipped_source(s, _known_keys(s, sources), texts or sources) is not None for s in sents),
     }
 
 

@@ -252,6 +252,9 @@ def test_a_copy_with_a_broken_word_gets_its_source_sentence_back():
              f"authors' word vectors) depends on the surrounding sentence rather than being fixed per word type [{e}].")
     assert finish_section(whole, task, CHECKS) == (whole, finish_section(whole, task, CHECKS)[1])
     assert finish_section(whole, task, CHECKS)[1].slips_restored == 0
+    notes = {e: "Analysis suggests lower layers cap."}  # a note cut by the 0.5B holds the same slip (notebook 06)
+    assert finish_section(slipped, task, CHECKS, notes)[0] == clean
+    assert section_faults(slipped, task, CHECKS, notes)["slips"] == 2
     off = dataclasses.replace(CHECKS, repairs=tuple(r for r in CHECKS.repairs if r != "slips"))
     assert "andsent" in finish_section(slipped, task, off)[0]
 
