@@ -318,8 +318,7 @@ def _best_source(sentence: str, sources: Mapping[str, str]) -> tuple[float, str]
 
 
 def _slipped_source(sentence: str, keys: Iterable[str], texts: Mapping[str, str]) -> str | None:
-    """The sentence of a cited work that ``sentence`` copies with a word broken off, cited by that work; ``texts``:
-    key → the work's own text (not a team's notes, which may hold the same slip)."""
+    """The cited work's sentence ``sentence`` copies with a word broken off, cited; ``texts``: own texts, no notes."""
     return next((cite_sentence(source, key) for key in keys if (source := slipped_copy(sentence, texts[key]))), None)
 
 
@@ -442,7 +441,8 @@ def finish_section(text: str, task: Task, checks: OutputChecks,
     ``checks``: the ``output`` settings; ``notes``: key → the notes a team took on that work, evidence beside
     its abstract.
     """
-    sources, texts = evidence(task, notes), evidence(task)
+    texts = evidence(task)
+    sources = evidence(task, notes) if notes else texts
     report = SectionReport()
     text, report.duplicated_markers = dedupe_markers(text)
     if checks.on("markers"):

@@ -99,7 +99,7 @@ def support(claim: str, evidence: str) -> float:
 COPY_SHARE = 0.9  # share of a sentence's characters, in order, that makes it a near-verbatim copy of a source sentence
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=64)  # the works of a task or two; full texts make large prefix sets
 def _word_pieces(evidence: str) -> tuple[frozenset[str], frozenset[str]]:
     """The evidence's words, and the starts of its words (three letters or more, two short of the word or more)."""
     vocabulary = frozenset(tokens(evidence))
