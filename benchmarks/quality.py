@@ -1,8 +1,8 @@
 """Draft quality in the worst case: CREW against single prompts to the same model, paper by paper.
 
 Usage: python benchmarks/quality.py [--params quick] [--targets N] [--systems crew,long_context,rag,srw]
-                                    [--local papers.jsonl ...] [--hoang-kan rws.jsonl ...] [--crew-rounds N|auto]
-                                    [--judge]
+                                    [--local papers.jsonl ...] [--hoang-kan rws.jsonl ...] [--recent papers.jsonl ...]
+                                    [--crew-rounds N|auto] [--judge]
 
 Targets: the evaluation targets of the params' data (the bundled sample by default), plus every paper of each
 ``--local`` file in the simple layout (README, "Data": id, title, abstract, references, related_work). Per
@@ -13,6 +13,12 @@ and lost; invalid-JSON and cut-answer fallbacks; LLM calls, tokens, tokens per c
 Then the mean and the worst case over the papers per system. ``--judge`` adds the run's own LLM judge's
 Overall (a small-model judgement when the embedded model writes). Generations go to ``outputs/quality/`` and
 every answer to the LLM cache, so a rerun is fast and pays for nothing twice.
+
+``--recent``: papers as a user brings them to ``crew write`` — title, abstract, introduction and references with
+authors and years (``id, title, abstract, introduction, related_work, cited[{title, authors, year, abstract}]``,
+the layout of recent papers with their own sections). Every system and, as the human reference, each paper's own
+related-work section get the relating measures (crewlib.eval.relating: positioning, synthesis, theme coherence,
+content per citation); the human section's author–year citations are mapped to its works by first author and year.
 """
 
 from __future__ import annotations
@@ -24,10 +30,13 @@ import pandas as pd
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from relating_golds import map_works, surname, work_text  # noqa: E402  (benchmarks/, beside this script)
+
 from crewlib.citations import check_citations  # noqa: E402
 from crewlib.config import load_params, resolve_path, with_overrides  # noqa: E402
 from crewlib.data.loaders import load_task_data  # noqa: E402
 from crewlib.eval import EvalExample, Evaluator  # noqa: E402
+from crewlib.eval.relating import relating_scores  # noqa: E402
 from crewlib.experiments import run_generations  # noqa: E402
 from crewlib.llm import connect  # noqa: E402
 from crewlib.schema import Params
@@ -75,6 +84,49 @@ def from_hoang_kan(path: str, out_dir: str) -> str:
     return out
 
 
+def from_recent(path: str, out_dir: str) -> str:
+    """A file of recent papers with their own sections (``--recent``) written in the simple layout as a user brings
+    them: title, abstract, introduction, references keyed ``ref1..`` with their authors and years; the path."""
+    import json
+
+    out = os.path.join(out_dir, os.path.basename(path).replace(".jsonl", "") + ".recent.jsonl")
+    os.makedirs(out_dir, exist_ok=True)
+    with open(path, encoding="utf-8") as src, open(out, "w", encoding="utf-8") as dst:
+        for line in src:
+            paper = json.loads(line)
+            refs = [{"key": f"ref{i + 1}", "title": c["title"], "abstract": c.get("abstract") or "",
+                     "authors": c.get("authors") or [], "year": c.get("year")} for i, c in enumerate(paper["cited"])]
+            dst.write(json.dumps({"id": paper["id"], "title": paper["title"], "abstract": paper["abstract"],
+                                  "introduction": paper.get("introduction") or "", "references": refs,
+                                  "related_work": paper["related_work"], "cited": [r["key"] for r in refs]}) + "\n")
+    return out
+
+
+def relating_rows(frame: pd.DataFrame, examples: list, tasks: dict, threshold: float,
+                  no_paper_text: set[str] = frozenset()) -> pd.DataFrame:
+    """The relating measures of every section written and, as ``human``, of each paper's own section; positioning
+    is undefined (NaN) on the papers of ``no_paper_text`` (Hoang & Kan's: no abstract of their own)."""
+    rows = []
+    for row in frame.itertuples():
+        task = tasks[row.example]
+        works = {k.lower(): f"{r.title}. {r.abstract}" for k, r in task.reference_by_key.items()}
+        rows.append({"system": row.system, "paper": row.example,
+                     **relating_scores(row.text, task.title, task.abstract, works, threshold)})
+    for example in examples:
+        if example.gold_related_work.strip():
+            cited = [(surname(r.authors[0]) if r.authors else "", r.year,
+                      work_text(r.title, r.abstract, "title+abstract")) for r in example.references]
+            works, _, _ = map_works(example.gold_related_work, cited)
+            keyed = {k.lower(): work_text(r.title, r.abstract, "title+abstract")
+                     for k, r in tasks[example.target_id].reference_by_key.items()}
+            rows.append({"system": "human", "paper": example.target_id,
+                         **relating_scores(example.gold_related_work, example.title, example.abstract,
+                                           {**keyed, **works}, threshold)})
+    out = pd.DataFrame(rows)
+    out.loc[out.paper.isin(no_paper_text), ["positioning", "positioning_any"]] = float("nan")
+    return out
+
+
 def paper_rows(frame: pd.DataFrame, tasks: dict, checks: OutputChecks) -> pd.DataFrame:
     """One row per system and paper: the reviewer's counts of the module docstring."""
     rows = []
@@ -104,6 +156,8 @@ def main() -> None:
     parser.add_argument("--local", action="append", default=[], help="a JSONL file of papers in the simple layout")
     parser.add_argument("--hoang-kan", action="append", default=[],
                         help="a JSONL file of the Hoang & Kan (2010) layout (id, related_work, cited)")
+    parser.add_argument("--recent", action="append", default=[],
+                        help="a JSONL file of recent papers with their introduction and own section (see above)")
     parser.add_argument("--crew-rounds", default=None, help="CREW's rounds: a number or auto (default: the params')")
     parser.add_argument("--judge", action="store_true", help="add the run's own LLM judge's Overall")
     args = parser.parse_args()
@@ -111,7 +165,8 @@ def main() -> None:
     if args.crew_rounds:
         rounds = args.crew_rounds if args.crew_rounds == "auto" else int(args.crew_rounds)
         params = with_overrides(params, {"baselines": {"crew": {"rounds": rounds}}})
-    local = args.local + [from_hoang_kan(p, resolve_path("outputs/quality")) for p in args.hoang_kan]
+    local = (args.local + [from_hoang_kan(p, resolve_path("outputs/quality")) for p in args.hoang_kan]
+             + [from_recent(p, resolve_path("outputs/quality")) for p in args.recent])
     examples, tasks = targets(params, args.targets, local)
     client = connect(params)
     frame = run_generations(args.systems.split(","), examples, params, client, tasks=tasks,
@@ -133,6 +188,13 @@ def main() -> None:
     print(numeric.groupby("system", sort=False).mean().round(3).to_string())
     print("\nworst case over the papers:")
     print(numeric.groupby("system", sort=False).agg(WORST).round(3).to_string())
+    hoang_kan = {e.target_id for e in examples if e.title.startswith("ACL Anthology paper ")}  # from_hoang_kan's
+    relating = relating_rows(frame, examples, tasks, params.output.support_threshold, hoang_kan)
+    print("\nrelating measures (crewlib.eval.relating; human: each paper's own section), mean over the papers:")
+    print(relating.drop(columns=["paper"]).groupby("system", sort=False).mean().round(3).to_string())
+    print("\nworst case over the papers (min; content per citation: min too):")
+    print(relating.drop(columns=["paper"]).groupby("system", sort=False).min().round(3).to_string())
+    relating.to_csv(resolve_path("outputs/quality") / "relating.csv", index=False)
     if not failed.empty:
         print("\nno section:", failed[["system", "example", "error"]].to_string(index=False))
 

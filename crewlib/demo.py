@@ -71,6 +71,7 @@ def run_demo(params: Params, *, rounds: int | None = None, target_index: int | N
         "wall_time_s": round(generation.wall_s, 2), "team_return": round(trace.totals["return"], 4),
         "citation_verification": trace.citation_check["verification"],
         "citation_markers": trace.citation_check["markers"], "draft_words": len(trace.final_draft.split()),
+        "output_checks": trace.output_checks, **({"themes": trace.themes} if trace.themes else {}),
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     return DemoResult(target, generation, trace, summary, out)

@@ -14,10 +14,11 @@ import pydantic
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from crewlib.actions import ACTION_NAMES
+from crewlib.prompts.agents import EDITIONS
 
 # The sentence repairs of the final section (crewlib/sections.py)
 REPAIRS = ("title_only", "uncited", "first_person", "target", "unsupported", "repeated_sentences", "truncated",
-           "markers", "dangling", "prompt_echo", "slips")
+           "markers", "dangling", "prompt_echo", "slips", "positioning", "form")
 
 
 class Block(pydantic.BaseModel):
@@ -69,6 +70,7 @@ class LLMBlock(Block):
     cache_mode: Literal["off", "read_write", "replay"]
     cache_dir: str
     task_wording: Literal["related_work", "news_summary"]
+    prompt_edition: Literal[EDITIONS]  # type: ignore[valid-type]  # crewlib/prompts/agents.py
     embedded: EmbeddedBlock
     faults: FaultsBlock
 
@@ -159,7 +161,7 @@ class ExecutorBlock(Block):
     keep_opening_markers: bool
     salvage_paragraphs: bool
     own_notes_first: bool
-    compose_form: Literal["paragraph", "sentences"]
+    compose_form: Literal["paragraph", "sentences", "themed"]
     check_notes: bool
 
 

@@ -47,7 +47,13 @@ section as the checks above leave it, the setting the notebooks' shipped answers
   ...", the 0.5B's answers) keeps what follows the header's colon; one that holds such words elsewhere is removed;
 - ``slips`` — a cited sentence that copies a sentence of its work nearly verbatim but with a word broken off
   ("hierarchical attention over words andsent", "lower layers cap": :func:`~crewlib.text.slipped_copy`) gets
-  that sentence's words back, with its citation.
+  that sentence's words back, with its citation;
+- ``positioning`` — a sentence on the target paper itself that relates it to the works ("Unlike these works, this
+  paper ...", :mod:`crewlib.positioning`) stays when the paper's own text supports it (else removed, counted),
+  and closes its paragraph (one a paragraph); the paper's abstract restated, a cited author's copied "we" and the
+  prompts' words are handled as without it; a paragraph that never relates to the paper is counted (found);
+- ``form`` — a sentence broken at its citation, one without a main verb, an author–year citation copied out of
+  an abstract beside a key, a pool title pasted as an opening (:mod:`crewlib.sentence_form`).
 
 A paragraph left with no citation at all (only topic sentences) is removed too, counted.
 """
@@ -57,11 +63,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, fields
+from typing import ClassVar
 
-from crewlib.citations import find_citation_keys
+from crewlib.citations import dedupe_markers, find_citation_keys, merge_marker_runs  # noqa: F401 (dedupe: the API)
+from crewlib.positioning import copies_cited_voice, refers_to_paper, relates_works, supported_relation
 from crewlib.schema import REPAIRS, Params
+from crewlib.sentence_form import repair_form
 from crewlib.tasks import Task, title_only
-from crewlib.text import containment, content_words, numbers, sentences, slipped_copy, strip_markers, support, tokens
+from crewlib.text import containment, content_words, sentences, slipped_copy, strip_markers, support
 
 _META = re.compile(
     r"\b(?:the\s+(?:current\s+|existing\s+|above\s+)?drafts?|workspace|segments?\s*(?:id|\d)|segment_id|"
@@ -78,10 +87,13 @@ _PROMPT_ECHO = re.compile(
     r"\bproblems\s+found\s+in\s+it\b|\bnotes\s+on\s+the\s+works\s+it\s+cites\b|\bwith\s+notes\s*:",
     re.IGNORECASE,
 )
-# Filler about the target paper itself, words of the prompts ("how it bears on this paper's problem").
-_ABOUT_TARGET = re.compile(r"\b(?:(?:this|the\s+target)\s+paper'?s\s+problem|bears\s+on\s+(?:this|the)\s+"
-                           r"(?:paper|problem|target)|the\s+target\s+paper|this\s+paper\s+(?:aims|addresses|tackles|focuses|studies))",
+# Filler about the target paper itself, words of the prompts ("how it bears on this paper's problem"); without the
+# ``positioning`` repair also any "this paper aims / addresses ..." (with it, such a sentence must be supported).
+_PROMPT_TARGET = (r"\b(?:(?:this|the\s+target)\s+paper'?s\s+problem"
+                  r"|bears\s+on\s+(?:this|the)\s+(?:paper|problem|target)|the\s+target\s+paper")
+_ABOUT_TARGET = re.compile(_PROMPT_TARGET + r"|this\s+paper\s+(?:aims|addresses|tackles|focuses|studies))",
                            re.IGNORECASE)
+_PROMPT_WORDS = re.compile(_PROMPT_TARGET + ")", re.IGNORECASE)
 _FIRST_PERSON = re.compile(r"\b(?:[Ww]e|[Oo]urs?|[Oo]urselves|us)\b")
 _FIRST_PERSON_ANY = re.compile(r"\b(?:we|our|us)\b", re.IGNORECASE)
 _FIRST_PERSON_SUBS = (
@@ -105,26 +117,6 @@ _SPECIFIC = re.compile(
     re.IGNORECASE,
 )
 _NAMED = re.compile(r"\b(?:[A-Z][a-z]*[A-Z][\w-]*|[A-Z]{2,}[\w-]*|\w*\d\w*)\b")
-_REPEATED_KEY = re.compile(r"\[(R\d+)\](?:\s*\[\1\])+")
-_BRACKET = re.compile(r"\[([^\[\]]+)\]")
-_MARKER_RUN = re.compile(r"\[R\d+(?:\s*,\s*R\d+)*\](?:\s*\[R\d+(?:\s*,\s*R\d+)*\])+")
-
-
-def merge_marker_runs(text: str) -> tuple[str, int]:
-    """``[R7] [R5] [R7]`` → ``[R7, R5]``: a run of adjacent citations that names a key twice becomes one citation;
-    returns the text and the keys removed (a run without a repeat stays as it is)."""
-    removed = 0
-
-    def merge(match: re.Match) -> str:
-        nonlocal removed
-        keys = re.findall(r"R\d+", match.group(0))
-        unique = list(dict.fromkeys(keys))
-        if len(unique) == len(keys):
-            return match.group(0)
-        removed += len(keys) - len(unique)
-        return f"[{', '.join(unique)}]"
-
-    return _MARKER_RUN.sub(merge, text), removed
 _KEYS = re.compile(r"\[R\d+(?:\s*[,;]\s*R\d+)*\]")
 _STRAY_STOPS = re.compile(r"([.!?])(?:[ \t]+\.)+(?=\s|$)")  # "[R2]. . The" → "[R2]. The"
 _DANGLING_END = re.compile(  # a word that needs an object, then only the citation: "performs well on [R3]."
@@ -137,6 +129,7 @@ _CITING_END = re.compile(  # the phrases that take a cited work as their object
 _CLOSED = re.compile(r"[.!?][\"')\]]*$|\][.!?]?$")
 COPY_THRESHOLD = 0.6  # share of a first-person sentence's content words found in one cited abstract
 TARGET_THRESHOLD = 0.7  # share of a sentence's content words found in the target's abstract
+CLOSING_REPEAT = 0.9  # overlap at which a sentence on the paper repeats an earlier sentence
 TOPIC_COPY_THRESHOLD = 0.8  # support at which an uncited sentence that names no work is a copy of one, cited
 
 
@@ -183,27 +176,6 @@ def repeats_sentence(a: str, b: str, threshold: float) -> bool:
     return min(len(content_words(a)), len(content_words(b))) >= 4 and overlap(a, b) >= threshold
 
 
-def dedupe_markers(text: str) -> tuple[str, int]:
-    """``[R2] [R2]`` → ``[R2]`` and ``[R2, R2, R3]`` → ``[R2, R3]``; returns the text and the markers removed."""
-    removed = 0
-
-    def adjacent(match: re.Match) -> str:
-        nonlocal removed
-        removed += match.group(0).count("[") - 1
-        return f"[{match.group(1)}]"
-
-    def inside(match: re.Match) -> str:
-        nonlocal removed
-        items = [i.strip() for i in re.split(r"[,;]", match.group(1))]
-        if not all(re.fullmatch(r"R\d+", i) for i in items):
-            return match.group(0)
-        unique = list(dict.fromkeys(items))
-        removed += len(items) - len(unique)
-        return f"[{', '.join(unique)}]"
-
-    text = _BRACKET.sub(inside, text)
-    text = _REPEATED_KEY.sub(adjacent, text)
-    return text, removed
 
 
 def is_meta(sentence: str) -> bool:
@@ -247,6 +219,14 @@ def third_person(sentence: str) -> str:
         return part
 
     return "".join(part if _QUOTED.fullmatch(part) else swap(part) for part in _QUOTED.split(sentence))
+
+
+def as_work(sentence: str) -> str:
+    """A sentence about a cited work in the third person: a small model's "This paper proposes X [R3]" (meaning
+    [R3]) → "The work proposes X [R3]", its authors' "we" → "the authors"."""
+    sentence = re.sub(r"\b(?:[Tt]his|[Oo]ur)\s+(?:paper|work|study|article)\b",
+                      lambda m: "The work" if m.start() == 0 else "the work", sentence)
+    return third_person(sentence)
 
 
 def is_first_person_copy(sentence: str, task: Task) -> bool:
@@ -359,10 +339,20 @@ class SectionReport:
     prompt_echoes_stripped: int = 0  # a prompt header before a sentence, cut off
     prompt_echoes_removed: int = 0  # a sentence holding a prompt header's words elsewhere
     slips_restored: int = 0  # a near-verbatim copy with a broken word given its source sentence back
+    positioning_unsupported: int = 0  # a sentence on the paper itself that the paper's text does not support
+    positioning_moved: int = 0  # a paragraph's sentence on the paper moved to its end
+    positioning_extra: int = 0  # a second sentence on the paper in one paragraph, removed
+    paragraphs_without_positioning: int = 0  # found, not repaired: a paragraph that never relates to the paper
+    broken_citation: int = 0  # "... output, as [ [R4]." (form): removed
+    verbless: int = 0  # "Probing the knowledge of models for the first time [R3]." (form): removed
+    author_year: int = 0  # "(Author et al., 2019)" copied from an abstract beside a key (form): removed, the key kept
+    title_opening: int = 0  # "Efficient Models for X: non-parametric models learn ..." (form): the title cut off
+
+    FOUND: ClassVar[tuple[str, ...]] = ("paragraphs_without_positioning",)
 
     @property
     def repairs(self) -> int:
-        return sum(getattr(self, f.name) for f in fields(self))
+        return sum(getattr(self, f.name) for f in fields(self) if f.name not in self.FOUND)
 
     def to_dict(self) -> dict[str, int]:
         return asdict(self)
@@ -372,31 +362,70 @@ def paragraphs(text: str) -> list[str]:
     return [p.strip() for p in re.split(r"\n\s*\n", text.strip()) if p.strip()]
 
 
-def _repair_sentence(sent: str, task: Task, checks: OutputChecks, sources: Mapping[str, str],
-                     report: SectionReport, texts: Mapping[str, str]) -> str | None:
-    """The sentence after the sentence repairs, or None when it is removed (each counted in ``report``)."""
+def relates_to_paper(sent: str, task: Task, texts: Mapping[str, str]) -> bool:
+    """The sentence sets the target paper itself beside the works, in its own voice — not a cited work's copied
+    "we", and not the paper's abstract restated ("We introduce BERT": no relation to any work)."""
+    return refers_to_paper(sent, task.title) and relates_works(sent) and not copies_cited_voice(
+        sent, [texts[k] for k in _known_keys(sent, texts)])
+
+
+def _without_echo(sent: str, checks: OutputChecks, report: SectionReport) -> str | None:
+    """The sentence without a prompt header it opens with; None for no word or a header elsewhere (counted)."""
     if not re.search(r"\w", strip_markers(sent)):
         report.stray_punctuation += 1
         return None
     if checks.on("prompt_echo") and (stripped := strip_prompt_echo(sent)) != sent:
-        if stripped is None:
-            report.prompt_echoes_removed += 1
-            return None
-        sent = stripped
-        report.prompt_echoes_stripped += 1
+        report.prompt_echoes_removed += stripped is None
+        report.prompt_echoes_stripped += stripped is not None
+        return stripped
+    return sent
+
+
+def _form(sent: str, task: Task, report: SectionReport) -> str | None:
+    """The sentence after the repairs of its form (crewlib.sentence_form), the fault counted; None: removed."""
+    sent, fault = repair_form(sent, [r.title for r in task.references])
+    if fault:
+        setattr(report, fault, getattr(report, fault) + 1)
+    return sent
+
+
+def _positioning(sent: str, task: Task, checks: OutputChecks, works: str, report: SectionReport) -> str | None:
+    """A sentence on the paper's place among the works: kept when its own text (and the works', for what it says of
+    them) supports it; never with the prompts' words."""
+    if checks.on("target") and _PROMPT_WORDS.search(sent):
+        report.target_descriptions += 1
+        return None
+    if not supported_relation(sent, task.target_text, works, checks.support_threshold):
+        report.positioning_unsupported += 1
+        return None
+    return sent
+
+
+def _repair_sentence(sent: str, task: Task, checks: OutputChecks, sources: Mapping[str, str],
+                     report: SectionReport, texts: Mapping[str, str], works: str = "") -> str | None:
+    """The sentence after the sentence repairs, or None when it is removed (each counted in ``report``);
+    ``works``: the evidence of the works its paragraph cites (for a sentence on the paper itself)."""
+    if (sent := _without_echo(sent, checks, report)) is None:
+        return None
     if checks.on("title_only") and is_title_note(sent, task):
         report.title_notes_removed += 1
         return None
     if is_meta(sent):
         report.meta_sentences += 1
         return None
+    if checks.on("form") and (sent := _form(sent, task, report)) is None:
+        return None
     if checks.on("dangling") and is_dangling(sent):
         report.dangling_removed += 1
         return None
-    if checks.on("target") and _ABOUT_TARGET.search(sent):
+    if checks.on("positioning") and relates_to_paper(sent, task, texts):
+        return _positioning(sent, task, checks, works, report)
+    if checks.on("target") and (_PROMPT_WORDS if checks.on("positioning") else _ABOUT_TARGET).search(sent):
         report.target_descriptions += 1
         return None
     keys = _known_keys(sent, sources)
+    if checks.on("positioning") and keys and (work := as_work(sent)) != sent:  # a cited work's voice, as ours
+        sent, report.first_person_rewritten = work, report.first_person_rewritten + 1
     if checks.on("first_person") and not keys and is_first_person(sent):  # the target's own voice, uncited
         report.first_person_removed += 1
         return None
@@ -459,16 +488,26 @@ def finish_section(text: str, task: Task, checks: OutputChecks,
             report.truncated += 1
             if kept or len(sents) > 1:  # a text that is one cut sentence is kept (counted), not emptied
                 sents = sents[:-1]
-        clean = []
+        clean, closing, ends_on_closing = [], [], False
+        works = " ".join(sources[k] for k in _known_keys(block, sources))
         for sent in sents:
-            repaired = _repair_sentence(sent, task, checks, sources, report, texts)
+            repaired = _repair_sentence(sent, task, checks, sources, report, texts, works)
             if repaired is None:
                 continue
+            ends_on_closing = checks.on("positioning") and relates_to_paper(repaired, task, texts)
+            # Sentences on the paper share the paper's words by design: they repeat one another only when nearly equal.
+            threshold = max(checks.sentence_threshold, CLOSING_REPEAT) if ends_on_closing else checks.sentence_threshold
             if checks.on("repeated_sentences") and any(
-                    repeats_sentence(repaired, s, checks.sentence_threshold) for s in kept_sentences + clean):
+                    repeats_sentence(repaired, s, threshold) for s in kept_sentences + clean + closing):
                 report.repeated_sentences += 1
                 continue
-            clean.append(repaired)
+            (closing if ends_on_closing else clean).append(repaired)
+        if closing:  # the paragraph ends on its one sentence on the paper (the last written)
+            report.positioning_extra += len(closing) - 1
+            report.positioning_moved += not ends_on_closing
+            clean.append(closing[-1])
+        elif checks.on("positioning") and clean:
+            report.paragraphs_without_positioning += 1
         block = " ".join(clean)
         if not block:
             continue
@@ -485,18 +524,35 @@ def finish_section(text: str, task: Task, checks: OutputChecks,
 
 def section_faults(text: str, task: Task, checks: OutputChecks, notes: Mapping[str, str] | None = None) -> dict:
     """What a reviewer's basic checks find in a finished section, without repairing it: repeated sentences,
-    first-person sentences, uncited claims, unsupported cited sentences (the quality benchmark's counts)."""
-    return count_faults(text, evidence(task, notes), checks, texts=evidence(task))
+    first-person sentences, uncited claims, unsupported cited sentences (the quality benchmark's counts). With the
+    ``positioning`` repair, a sentence on the paper itself in its own voice is held to the paper's text instead
+    (``positioning_sentences``, ``unsupported_positioning``) and is no first-person, uncited or unsupported fault."""
+    return count_faults(text, evidence(task, notes), checks, texts=evidence(task),
+                        paper=task if checks.on("positioning") else None)
 
 
 def count_faults(text: str, sources: Mapping[str, str], checks: OutputChecks,
-                 texts: Mapping[str, str] | None = None) -> dict:
+                 texts: Mapping[str, str] | None = None, paper: Task | None = None) -> dict:
     """:func:`section_faults` with the evidence given (key → the text a sentence citing it may rest on; ``texts``:
-    the works' own texts, for slips, default ``sources``); ``cited_sentences``: the sentences citing a known work."""
-    sents = [s for p in paragraphs(text) for s in sentences(p)]
-    supports = support_scores(text, sources)
+    the works' own texts, for slips, default ``sources``; ``paper``: the target, whose own sentences are judged
+    apart); ``cited_sentences``: the sentences citing a known work."""
+    texts = texts or sources
+    relating: list[str] = []
+    sents = []
+    for block in paragraphs(text):
+        works = " ".join(sources[k] for k in _known_keys(block, sources))
+        for s in sentences(block):
+            if paper is not None and relates_to_paper(s, paper, texts):
+                relating.append(s)
+                if not supported_relation(s, paper.target_text, works, checks.support_threshold):
+                    relating.append("")  # an unsupported one (counted below)
+            else:
+                sents.append(s)
+    supports = support_scores("\n\n".join(sents), sources)
     return {
-        "sentences": len(sents),
+        "sentences": len(sents) + len([s for s in relating if s]),
+        "positioning_sentences": len([s for s in relating if s]),
+        "unsupported_positioning": relating.count(""),
         "cited_sentences": len(supports),
         "repeated_sentences": sum(any(repeats_sentence(s, e, checks.sentence_threshold) for e in sents[:i])
                                   for i, s in enumerate(sents)),
@@ -506,7 +562,7 @@ def count_faults(text: str, sources: Mapping[str, str], checks: OutputChecks,
         "title_notes": sum(bool(_TITLE_NOTE.search(s)) for s in sents),
         "dangling": sum(is_dangling(s) for s in sents),
         "prompt_echoes": sum(echoes_prompt(s) for s in sents),
-        "slips": sum(_slipped_source(s, _known_keys(s, sources), texts or sources) is not None for s in sents),
+        "slips": sum(_slipped_source(s, _known_keys(s, sources), texts) is not None for s in sents),
     }
 
 
@@ -516,85 +572,7 @@ def support_scores(text: str, sources: Mapping[str, str]) -> list[float]:
     return [_support(s, _known_keys(s, sources), sources) for s in sents if _known_keys(s, sources)]
 
 
-def copied_sentences(text: str, sources: Mapping[str, str], min_words: int) -> int:
-    """Sentences that copy a run of ``min_words`` consecutive words or more from one of ``sources`` (a reviewer
-    rejects text pasted from an abstract, cited or not)."""
-    runs = {gram for body in sources.values() for gram in _ngrams(tokens(strip_markers(body)), min_words)}
-    return sum(bool(_ngrams(tokens(strip_markers(s)), min_words) & runs)
-               for p in paragraphs(text) for s in sentences(p))
-
-
-def _ngrams(words: tuple[str, ...], n: int) -> set[tuple[str, ...]]:
-    return {words[i:i + n] for i in range(len(words) - n + 1)}
-
-
-def number_support(text: str, sources: Mapping[str, str]) -> float | None:
-    """Of the numbers the sentences citing a known work state (:func:`crewlib.text.numbers`), the share its cited
-    works' evidence states too; None when no cited sentence states a number."""
-    found = []
-    for s in (s for p in paragraphs(text) for s in sentences(p)):
-        stated = numbers(s)
-        if stated and (keys := _known_keys(s, sources)):
-            evidence = {e.group(1) for e in numbers(" ".join(sources[k] for k in keys))}
-            found += [m.group(1) in evidence for m in stated]
-    return sum(found) / len(found) if found else None
-
-
-def paragraphing(text: str, sentences_per_paragraph: int) -> float | None:
-    """Whether the text is cut into paragraphs: paragraphs × ``sentences_per_paragraph`` / sentences, at most 1
-    (one block of twelve sentences scores 5/12 at five a paragraph); None for an empty text."""
-    blocks = paragraphs(text)
-    n = sum(len(sentences(b)) for b in blocks)
-    return min(1.0, len(blocks) * sentences_per_paragraph / n) if n else None
-
-
-def local_coherence(text: str) -> float | None:
-    """How much each sentence says about what the one before it said, within a paragraph: the mean content-word
-    overlap (:func:`overlap`) of adjacent sentences; None for a text without two sentences in one paragraph.
-    A lexical variant of local coherence (Foltz, Kintsch and Landauer 1998: adjacent-sentence similarity)."""
-    pairs = [(a, b) for p in paragraphs(text) for a, b in zip(sentences(p), sentences(p)[1:], strict=False)]
-    return sum(overlap(a, b) for a, b in pairs) / len(pairs) if pairs else None
-
-
 def repeated_paragraph_count(text: str, threshold: float) -> int:
     """Paragraphs that near-duplicate an earlier one (the quality benchmark's repetition count)."""
     blocks = paragraphs(text)
     return sum(any(near_duplicate(b, a, threshold) for a in blocks[:i]) for i, b in enumerate(blocks))
-
-
-def join_short_paragraphs(blocks: Iterable[str]) -> tuple[list[str], int]:
-    """Each one-sentence paragraph appended to the paragraph it shares the most content with (a
-    revision that cut a paragraph to one sentence leaves an orphan); returns the paragraphs and
-    how many were joined. A section of one-sentence paragraphs only is left as it is."""
-    blocks = list(blocks)
-    long = [i for i, b in enumerate(blocks) if len(sentences(b)) > 1]
-    if not long:
-        return blocks, 0
-    joined = {i: blocks[i] for i in long}
-    for j, block in enumerate(blocks):
-        if j not in joined:
-            host = max(long, key=lambda i: overlap(blocks[i], block))
-            joined[host] = f"{joined[host]} {block}"
-    return [joined[i] for i in long], len(blocks) - len(long)
-
-
-def order_paragraphs(blocks: Iterable[str], rank: dict[str, int]) -> list[str]:
-    """Thematic order without an LLM: start from the paragraph citing the most relevant work, then
-    always continue with the remaining paragraph closest in content (ties: more relevant works first).
-
-    ``rank``: citation key → its position in the pool's relevance order.
-    """
-    remaining = list(blocks)
-
-    def first_rank(block: str) -> int:
-        return min((rank.get(k, len(rank)) for k in find_citation_keys(block)), default=len(rank))
-
-    ordered: list[str] = []
-    while remaining:
-        if not ordered:
-            nxt = min(remaining, key=first_rank)
-        else:
-            nxt = max(remaining, key=lambda b: (overlap(b, ordered[-1]), -first_rank(b)))
-        ordered.append(nxt)
-        remaining.remove(nxt)
-    return ordered

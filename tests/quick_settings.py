@@ -27,6 +27,15 @@ def executor_settings(**changes) -> ExecutorBlock:
     return QUICK.executor.replace(**changes)
 
 
+def quick_executor(client, **changes):
+    """The LLM executor of the quick params (its edition and the closing sentences' support), with ``changes`` to
+    its ``executor`` settings."""
+    from crewlib.env.llm_executor import LLMExecutor
+
+    return LLMExecutor(client, executor_settings(**changes), edition=QUICK.llm.prompt_edition,
+                       relation_threshold=QUICK.output.support_threshold)
+
+
 def quick_with(**blocks) -> Params:
     """The quick params with each named block's keys changed: ``quick_with(eval={"workers": 1})``."""
     return with_overrides(QUICK, blocks)
@@ -36,5 +45,6 @@ def bare_workspace(n_agents: int, **changes) -> Workspace:
     """A workspace without the guards: no repeat merging (a threshold above 1), a paragraph may rest on one work,
     no revision guard — the mechanics alone."""
     settings = {"duplicate_threshold": 1.01, "compose_min_sources": 1, "revision_guard": False,
-                "sentence_threshold": QUICK.output.sentence_threshold}
+                "sentence_threshold": QUICK.output.sentence_threshold,
+                "positioning": "positioning" in QUICK.output.repairs}
     return Workspace(n_agents, **{**settings, **changes})

@@ -8,11 +8,10 @@ import time
 
 import pytest
 from fakes import Step
-from quick_settings import env_config, executor_settings
+from quick_settings import env_config, quick_executor
 
 from crewlib.data import SAMPLE_FILES, load_oarelatedwork
 from crewlib.env import Action, CrewEnv
-from crewlib.env.llm_executor import LLMExecutor
 from crewlib.text import sentences
 
 # One answer that satisfies every role's schema (extra fields are ignored by each schema).
@@ -31,7 +30,7 @@ def make_env(examples, make_client, server, compose_form="paragraph", **cfg):
     """VALID answers a new paragraph as one text (``executor.compose_form: paragraph``), and its one note, the
     same for every work read, is not checked against the target (``executor.check_notes``)."""
     client = make_client(server, cache_mode="off", max_retries=1, concurrency=3)
-    executor = LLMExecutor(client, executor_settings(compose_form=compose_form, check_notes=False))
+    executor = quick_executor(client, compose_form=compose_form, check_notes=False)
     return CrewEnv(examples, executor, env_config(**cfg)), client
 
 
@@ -152,7 +151,7 @@ def test_the_only_reader_of_a_work_writes_it_up_before_taking_a_revision(example
     ws.write_segment(1, f"A first paragraph on two works [{task.id_to_key[refs[0]]}].", None, 1)
     ws.add_feedback("style", ws.draft[0].id, "too short", 2)
     ws.add_local(0, [Note(f"Finding of {r} [{task.id_to_key[r]}].", (r,), 0) for r in refs[1:3]])
-    executor = LLMExecutor(client, executor_settings(own_notes_first=own_first))
+    executor = quick_executor(client, own_notes_first=own_first)
     [job] = executor.plan(ws, task, [ActionRequest(0, Action.COMPOSE)])
     if own_first:
         assert job.segment_id is None and {s for n in job.notes for s in n.sources} == set(refs[1:3])
@@ -248,8 +247,8 @@ def test_a_revision_that_lost_every_citation_gets_its_works_keys_back(examples, 
     ws.write_segment(0, f"{first} [{k}].", None, 1)
     job = Job(ActionRequest(0, Action.COMPOSE), segment_id=ws.draft[0].id)
     answer = {"text": f"{first.rstrip('.')}. This paragraph summarises the ideas above."}
-    salvaging = LLMExecutor(client, executor_settings(salvage_paragraphs=True))
+    salvaging = quick_executor(client, salvage_paragraphs=True)
     salvaged = salvaging.schema(ws, task, job).model_validate(answer)
     assert salvaged.text.startswith(f"{first.rstrip('.')} [{k}].")
     with pytest.raises(Exception, match="cites nothing"):
-        LLMExecutor(client, executor_settings(salvage_paragraphs=False)).schema(ws, task, job).model_validate(answer)
+        quick_executor(client, salvage_paragraphs=False).schema(ws, task, job).model_validate(answer)

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from quick_settings import env_config, executor_settings, ippo_config
+from quick_settings import env_config, ippo_config, quick_executor
 
 from crewlib.config import load_params
 from crewlib.env.policies import FixedSchedule, RandomPolicy, run_episode
@@ -74,13 +74,12 @@ def test_training_runs_with_the_llm_executor_through_the_client(setup, make_clie
     from fakes import Step
 
     from crewlib.env import CrewEnv
-    from crewlib.env.llm_executor import LLMExecutor
 
     scripted_server.default = Step(200, json.dumps({"notes": ["A finding [R1]."], "confidence": 0.6,
                                                     "text": "Prior work studied this problem [R1].", "feedback": []}))
     env, train_idx, _ = setup
     client = make_client(scripted_server)
-    llm_env = CrewEnv(env.examples[:1], LLMExecutor(client, executor_settings()), env_config(horizon=3))
+    llm_env = CrewEnv(env.examples[:1], quick_executor(client), env_config(horizon=3))
     train(llm_env, [0], ippo_config(train_epochs=1, episodes_per_update=1), tmp_path / "llm", progress=False)
     assert len(pd.read_csv(tmp_path / "llm" / "metrics.csv")) == 1
     calls = client.ledger.totals()["calls"]

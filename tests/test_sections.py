@@ -11,21 +11,20 @@ import re
 import numpy as np
 import pytest
 from fakes import Step
-from quick_settings import bare_workspace, env_config, executor_settings
+from quick_settings import bare_workspace, env_config, quick_executor
 
 from crewlib.config import load_params
 from crewlib.data.records import Reference, RWGExample
 from crewlib.env import Action, CrewEnv, EnvConfig, SurrogateExecutor
 from crewlib.env.checks import segment_findings
-from crewlib.env.llm_executor import LLMExecutor, related_sources
+from crewlib.env.llm_executor import related_sources
 from crewlib.env.policies import RandomPolicy
+from crewlib.env.trace import join_short_paragraphs, order_paragraphs
 from crewlib.sections import (
     OutputChecks,
     finish_section,
     is_meta,
-    join_short_paragraphs,
     near_duplicate,
-    order_paragraphs,
     paragraphs,
 )
 from crewlib.tasks import build_tasks
@@ -212,7 +211,7 @@ def test_scripted_llm_episodes_that_answer_badly_still_give_a_clean_section(make
             "feedback": [{"kind": "style", "segment_id": 0, "text": "unclear"}]})))
     client = make_client(scripted_server, cache_mode="off", max_retries=0, concurrency=3)
     config = env_config(horizon=8, duplicate_threshold=THRESHOLD)
-    env = CrewEnv([EXAMPLE], LLMExecutor(client, executor_settings()), config, tasks=[task])
+    env = CrewEnv([EXAMPLE], quick_executor(client), config, tasks=[task])
     policy = RandomPolicy(seed)
     observations, infos = env.reset(seed=seed, options={"example_index": 0})
     while env.agents:

@@ -95,6 +95,8 @@ class EnvSystem(System):
             notes["foreign_key_sentences_dropped"] = executor.dropped
         if getattr(executor, "check_notes", False):
             notes["target_notes_dropped"] = executor.notes_dropped
+        if getattr(executor, "compose_form", None) == "themed":
+            notes["themes"] = trace.themes = executor.theme_report(env.current_task, trace.final_draft)
         return Generation(self.name, example.target_id, trace.final_draft, dict(env.current_task.key_to_id),
                           fallbacks=fallbacks, notes=notes)
 

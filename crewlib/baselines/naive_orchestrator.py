@@ -197,13 +197,14 @@ class NaiveOrchestrator(System):
                            f"to write from; errors: {errors[:3]}")
 
         # 4. Write.
+        edition = self.params.llm.prompt_edition
         prompt = prompts.NAIVE_WRITE.format(title=task.title, abstract=task.abstract, replies=_replies_block(replies),
-                                            words=task.target_words)
+                                            words=task.target_words, rules=prompts.SECTION_RULES[edition])
         text, reason = "", "write:empty"
         try:
             text = self.client.chat(self._coordinator(prompt), caller=self.caller("write"),
                                     max_tokens=int(self.params.baselines.max_tokens),
-                                    prompt_version=prompts.PROMPT_VERSION).content.strip()
+                                    prompt_version=edition).content.strip()
         except LLMError as exc:
             reason = f"write:{type(exc).__name__}"
             errors.append(f"write: {type(exc).__name__}: {str(exc)[:200]}")

@@ -29,11 +29,12 @@ class _OnePrompt(System):
     """Write the section in one call from ``material`` (a block of keyed reference text)."""
 
     def write(self, task: Task, material: str) -> str:
+        edition = self.params.llm.prompt_edition
         prompt = prompts.WRITE_SECTION.format(title=task.title, abstract=task.abstract, material=material,
-                                              words=task.target_words)
+                                              words=task.target_words, rules=prompts.SECTION_RULES[edition])
         messages = [{"role": "system", "content": prompts.WRITER_SYSTEM}, {"role": "user", "content": prompt}]
         return self.client.chat(messages, caller=self.caller("writer"), max_tokens=self.max_tokens,
-                                prompt_version=prompts.PROMPT_VERSION).content.strip()
+                                prompt_version=edition).content.strip()
 
     @property
     def max_tokens(self) -> int:
@@ -52,8 +53,9 @@ class LongContext(_OnePrompt):
 
     def material(self, task: Task) -> tuple[str, dict]:
         """The reference block that fits, and what was cut. Budgets use :func:`approx_tokens` with a 10% margin."""
+        rules = prompts.SECTION_RULES[self.params.llm.prompt_edition]
         frame = prompts.WRITER_SYSTEM + prompts.WRITE_SECTION.format(title=task.title, abstract=task.abstract,
-                                                                     material="", words=task.target_words)
+                                                                     material="", words=task.target_words, rules=rules)
         budget = int(0.9 * (self.context_tokens - self.max_tokens - approx_tokens(frame)))
         lines, used, truncated = [], 0, None
         for key in task.keys:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from crewlib.citations import find_citation_keys
 from crewlib.env.workspace import Note, Segment, Workspace
+from crewlib.positioning import refers_to_paper, relates_works
 from crewlib.sections import describes_target, is_first_person_copy, is_meta, near_duplicate
 from crewlib.tasks import Task
 from crewlib.text import containment, content_words, sentences, strip_markers
@@ -87,6 +88,11 @@ def segment_findings(segment: Segment, ws: Workspace, task: Task) -> list[Findin
                                                                             "support it"))
         if is_meta(sent):
             found.append(Finding("style", "meta", f"{quoted} talks about the writing process; remove it"))
+            continue
+        if ws.positioning and refers_to_paper(sent, task.title) and relates_works(sent):
+            # The paper's place among the works (output.repairs: positioning): the output checks hold it to the
+            # paper's own text; as a claim about a work it would be flagged uncited or a description of the target.
+            seen.append(content_words(strip_markers(sent)))
             continue
         if is_first_person_copy(sent, task):
             found.append(Finding("style", "first_person", f"{quoted} copies a cited abstract's first person; "

@@ -140,7 +140,8 @@ class CrewEnv(ParallelEnv):
         self.ws = Workspace(self.config.n_agents, duplicate_threshold=self.config.duplicate_threshold,
                             compose_min_sources=self.config.compose_min_sources,
                             revision_guard=self.config.revision_guard,
-                            sentence_threshold=self.config.output.sentence_threshold)
+                            sentence_threshold=self.config.output.sentence_threshold,
+                            positioning=self.config.output.on("positioning"))
         self._quality = self._qualities()
         self.trace = EpisodeTrace.start(self.example, self.current_task, self.executor.name, self.config)
         self.invalid_actions = 0

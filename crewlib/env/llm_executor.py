@@ -8,7 +8,7 @@ that stays invalid after the client's one re-ask, or a failed call, becomes a *c
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections import Counter
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
@@ -19,178 +19,34 @@ from crewlib.actions import Action
 from crewlib.citations import find_citation_keys
 from crewlib.data.records import Reference
 from crewlib.env.checks import TEXT_CHECKS, revisable_feedback, segment_findings, uncovered_notes, uncovered_sources
+from crewlib.env.compose_forms import (  # noqa: F401  (attribute_sentences, with_citation: the forms' API, here too)
+    FEEDBACK_CHARS,
+    NOTE_CHARS,
+    ComposeOut,
+    Confidence,
+    attribute_sentences,
+    compose_length,
+    compose_schema,
+    one_paragraph,
+    sentences_schema,
+    with_citation,
+)
 from crewlib.env.executors import ActionRequest, Executor, RoundCost
+from crewlib.env.themed_compose import themed_schema
+from crewlib.env.themes import Theme, group_themes
 from crewlib.env.workspace import FEEDBACK_KINDS, Note, Proposal, Workspace
 from crewlib.llm import Caller, ChatRequest, LLMClient, LLMError
+from crewlib.positioning import refers_to_paper
 from crewlib.schema import ExecutorBlock, Params
-from crewlib.sections import cite_sentence, is_meta, is_truncated
+from crewlib.sections import as_work, is_truncated
 from crewlib.tasks import Task, title_only
 from crewlib.text import approx_tokens, content_words, sentences, support
-
-Confidence = pydantic.confloat(ge=0.0, le=1.0)
-
-
-# Characters a free-text field may hold under constrained decoding (``max_chars``, crewlib.llm.client.schema_format):
-# about 1.5 times what its instruction asks for, so that a model that rambles is stopped with a closed string.
-CHARS_PER_WORD = 9
-NOTE_CHARS = 320      # one or two sentences
-FEEDBACK_CHARS = 320  # one or two sentences
-REVISION_WORDS = 100  # prompts.REVISE: "at most 100 words"
 
 
 class NotesOut(pydantic.BaseModel):
     notes: list[str] = pydantic.Field(min_length=1, max_length=4)
     confidence: Confidence = 0.5
     max_chars: ClassVar[dict[str, int]] = {"notes": NOTE_CHARS}
-
-
-class ComposeOut(pydantic.BaseModel):
-    segment_id: int | None = None
-    text: str = pydantic.Field(min_length=20)
-    resolves: list[int] = []
-    confidence: Confidence = 0.5
-
-
-_MARKER_AFTER_STOP = re.compile(r"([.!?])\s*((?:\[R\d+(?:\s*[,;]\s*R\d+)*\]\s*)+)")
-# ... the same, but not a marker that opens the next sentence ("... details. [R1] uses ...")
-_MARKER_CLOSING = re.compile(_MARKER_AFTER_STOP.pattern + r"(?=$|[A-Z\"'(.!?])")
-
-
-def one_paragraph(text: str, keep_opening_markers: bool = True) -> str:
-    """A composed paragraph as one paragraph: line breaks joined, ``... parameters. [R1]`` → ``... parameters [R1].``
-
-    ``keep_opening_markers`` (``executor.keep_opening_markers``): a marker that opens a sentence stays ("...
-    details. [R1] uses X"); off, it moves into the sentence before ("... details [R1]. uses X"), the rule the
-    notebooks' shipped answers were recorded with.
-    """
-    text = " ".join(text.split())
-    pattern = _MARKER_CLOSING if keep_opening_markers else _MARKER_AFTER_STOP
-    return pattern.sub(lambda m: f" {m.group(2).strip()}{m.group(1)} ", text).strip()
-
-
-ATTRIBUTION_CONTAINMENT = 0.5  # share of a sentence's content words a source's text must hold to be its source
-
-
-def attribute_sentences(text: str, sources: Mapping[str, str]) -> tuple[str, int]:
-    """``text`` with each sentence that cites nothing given the key of the source (key → its notes and text)
-    holding most of its content words, when that share reaches :data:`ATTRIBUTION_CONTAINMENT`; and how many
-    sentences got a key."""
-    from crewlib.text import containment
-
-    out, added = [], 0
-    for sent in sentences(text):
-        if not find_citation_keys(sent) and sources:
-            share, key = max((containment(sent, body), key) for key, body in sorted(sources.items()))
-            if share >= ATTRIBUTION_CONTAINMENT:
-                sent = cite_sentence(sent, key)
-                added += 1
-        out.append(sent)
-    return " ".join(out), added
-
-
-def compose_length(n_sources: int) -> tuple[str, int]:
-    """(sentences, words) a new paragraph on ``n_sources`` works is asked for: one sentence and 30 words a work."""
-    return f"{n_sources} or {n_sources + 1}", 30 * n_sources
-
-
-def compose_schema(allowed: frozenset[str], sources: Mapping[str, str] | None = None,
-                   max_words: int = REVISION_WORDS, salvage: bool = False) -> type[ComposeOut]:
-    """ComposeOut whose paragraph must cite the works it is about, only those, and not talk about the writing;
-    a violation is re-asked once with the reason (the client's re-ask), then a counted no-op. Under constrained
-    decoding the text holds at most ``max_words`` × :data:`CHARS_PER_WORD` characters.
-
-    ``sources`` (key → the notes and text of a work the paragraph is written from; ``executor.attribute_uncited``):
-    a paragraph that cites nothing first gets each sentence's key by :func:`attribute_sentences`; the number of
-    sentences so attributed in the last answer validated is the class's ``attributed`` (not a field: the schema
-    the model is shown stays the same).
-
-    ``salvage`` (``executor.salvage_paragraphs``): the sentences that cite keys the paragraph was not given, and
-    those about the writing, are dropped (their number is the class's ``dropped``) when a sentence citing a given
-    key remains, instead of the whole answer being re-asked and, invalid again, lost.
-    """
-
-    class Paragraph(ComposeOut):
-        attributed: ClassVar[int] = 0
-        dropped: ClassVar[int] = 0
-        max_chars: ClassVar[dict[str, int]] = {"text": max_words * CHARS_PER_WORD}
-
-        @pydantic.model_validator(mode="after")
-        def _cites_its_works(self) -> Paragraph:
-            keys = set(find_citation_keys(self.text))
-            type(self).attributed = type(self).dropped = 0
-            if salvage and (keys - allowed or any(is_meta(s) for s in sentences(self.text))):
-                kept = [s for s in sentences(self.text) if not set(find_citation_keys(s)) - allowed and not is_meta(s)]
-                if any(find_citation_keys(s) for s in kept):
-                    type(self).dropped = len(sentences(self.text)) - len(kept)
-                    self.text = " ".join(kept)
-                    keys = set(find_citation_keys(self.text))
-            if not keys and sources:
-                self.text, type(self).attributed = attribute_sentences(self.text, sources)
-                keys = set(find_citation_keys(self.text))
-            if not keys:
-                raise ValueError(f"the paragraph cites nothing; cite each claim with its key: {sorted(allowed)}")
-            if keys - allowed:
-                raise ValueError(f"the paragraph cites keys it was not given: {sorted(keys - allowed)}; "
-                                 f"use only {sorted(allowed)}")
-            meta = [s for s in sentences(self.text) if is_meta(s)]
-            if meta:
-                raise ValueError(f"remove the sentence about the writing process: {meta[0][:80]!r}")
-            return self
-
-    Paragraph.__name__ = "ComposeOut"
-    return Paragraph
-
-
-def with_citation(sentence: str, key: str) -> str:
-    """``sentence`` citing ``key``: as it is when it cites it already, else with ``[key]`` before its stop."""
-    bare = sentence.rstrip().rstrip(",;:").rstrip()
-    if key in find_citation_keys(sentence):
-        return bare if bare.endswith((".", "!", "?", '"')) else f"{bare}."
-    stop = bare[-1] if bare and bare[-1] in ".!?" else "."
-    return f"{bare.rstrip('.!?').rstrip()} [{key}]{stop}"
-
-
-def sentences_schema(allowed: frozenset[str]) -> type[pydantic.BaseModel]:
-    """A new paragraph as (key, text) pairs (``executor.compose_form: sentences``): the key can only be one of
-    ``allowed``, so every sentence cites the work it is about by construction. Its ``text`` property is the
-    paragraph; a sentence that also cites a key not given, or talks about the writing, is dropped (the class's
-    ``dropped``), and an answer with no sentence left is invalid (re-asked once by the client)."""
-    keys = tuple(sorted(allowed, key=lambda k: (len(k), k)))
-
-    class Sentence(pydantic.BaseModel):
-        key: Literal[keys]  # type: ignore[valid-type]
-        text: str = pydantic.Field(min_length=10)
-
-    class SentencesOut(pydantic.BaseModel):
-        sentences: list[Sentence] = pydantic.Field(min_length=1, max_length=2 * len(keys))
-        confidence: Confidence = 0.5
-        max_chars: ClassVar[dict[str, int]] = {"text": NOTE_CHARS}
-        dropped: ClassVar[int] = 0
-        resolves: ClassVar[list[int]] = []
-        _text: str = pydantic.PrivateAttr("")
-
-        @property
-        def text(self) -> str:
-            return self._text
-
-        @pydantic.model_validator(mode="after")
-        def _cites_its_works(self) -> SentencesOut:
-            kept, dropped = [], 0
-            for item in self.sentences:
-                for sent in sentences(item.text):
-                    if set(find_citation_keys(sent)) - allowed or is_meta(sent):
-                        dropped += 1
-                    else:
-                        kept.append(with_citation(sent, item.key))
-            if not kept:
-                raise ValueError(f"no sentence left: write about the works {list(keys)} only, one or two sentences "
-                                 f"each, and nothing about the writing")
-            type(self).dropped = dropped
-            self._text = " ".join(kept)
-            return self
-
-    SentencesOut.__name__ = "ComposeOut"
-    return SentencesOut
 
 
 class FeedbackOut(pydantic.BaseModel):
@@ -302,6 +158,7 @@ class Job:
     req: ActionRequest
     segment_id: int | None = None
     notes: tuple[Note, ...] = ()
+    theme: Theme | None = None  # a themed Compose: the theme (of the whole pool) its works were taken from
 
 
 class LLMExecutor(Executor):
@@ -315,9 +172,21 @@ class LLMExecutor(Executor):
 
     name = "llm"
 
-    def __init__(self, client: LLMClient, settings: ExecutorBlock, system: str = "crew") -> None:
-        """``settings``: the ``executor`` block of params; ``system``: the name the ledger records the calls under."""
+    def __init__(self, client: LLMClient, settings: ExecutorBlock, system: str = "crew", *,
+                 edition: str = prompts.RECORDED_EDITION, relation_threshold: float | None = None) -> None:
+        """``settings``: the ``executor`` block of params; ``system``: the name the ledger records the calls under;
+        ``edition``: the prompts' edition (``llm.prompt_edition``); ``relation_threshold``: the support a themed
+        paragraph's closing sentence needs from the paper's text (``output.support_threshold``; required by
+        ``compose_form: themed``)."""
+        if settings.compose_form == "themed" and relation_threshold is None:
+            raise ValueError("executor.compose_form themed needs relation_threshold (output.support_threshold)")
         self.client = client
+        self.edition = edition
+        self.rules = prompts.SECTION_RULES[edition]
+        self.relation_threshold = relation_threshold
+        self.themes: dict[str, list[Theme]] = {}  # target → the last grouping of its pool (themed Compose)
+        self.paragraphs: list[dict] = []  # themed Compose: each new paragraph's theme, works, relation, closing
+        self.themed_counts = Counter()  # comparisons dropped, closing sentences replaced, closings kept on revision
         self.max_tokens = settings.max_tokens.model_dump()
         self.max_notes = settings.max_notes
         self.context_tokens = settings.context_tokens
@@ -337,10 +206,12 @@ class LLMExecutor(Executor):
 
     @classmethod
     def from_params(cls, client: LLMClient, params: Params, system: str = "crew") -> LLMExecutor:
-        return cls(client, params.executor, system)
+        return cls(client, params.executor, system, edition=params.llm.prompt_edition,
+                   relation_threshold=params.output.support_threshold)
 
     def reset(self, seed: int | None) -> None:
         self._read: dict[tuple[str, str], list[str]] = {}  # (target, reference) → its notes, read once per episode
+        self.paragraphs, self.themed_counts = [], Counter()
 
     def messages(self, ws: Workspace, task: Task, req: ActionRequest, job: Job | None = None) -> list[dict[str, str]]:
         """The chat messages for one agent's action, within ``context_tokens`` (never the gold: not in ``task``)."""
@@ -373,16 +244,22 @@ class LLMExecutor(Executor):
             cited = set(task.key_to_id[k] for k in find_citation_keys(segment.text) if k in task.key_to_id)
             notes = [n for n in ws.global_notes + ws.local_notes[req.agent] if set(n.sources) & cited]
             return prompts.REVISE.format(topic=topic, segment_id=segment.id, text=segment.text, problems=problems,
-                                         knowledge=_notes_block(notes[:max_notes], keys))
+                                         knowledge=_notes_block(notes[:max_notes], keys), rules=self.rules)
         if req.action == Action.COMPOSE:
             cited = ", ".join(dict.fromkeys(keys[s] for n in job.notes for s in n.sources))
+            if self.compose_form == "themed":
+                comparison = prompts.COMPOSE_COMPARISON if len(set(s for n in job.notes for s in n.sources)) > 1 else ""
+                return prompts.COMPOSE_THEMED.format(topic=topic, paper=task.abstract, outline=outline_block(ws, task),
+                                                     knowledge=_notes_block(list(job.notes)[:max_notes], keys),
+                                                     keys=cited, comparison=comparison, rules=self.rules)
             if self.compose_form == "sentences":
                 return prompts.COMPOSE_SENTENCES.format(topic=topic, outline=outline_block(ws, task), keys=cited,
-                                                        knowledge=_notes_block(list(job.notes)[:max_notes], keys))
+                                                        knowledge=_notes_block(list(job.notes)[:max_notes], keys),
+                                                        rules=self.rules)
             n_sentences, words = compose_length(self.compose_sources)
             return prompts.COMPOSE.format(topic=topic, abstract=_short(task.abstract, 50),
                                           outline=outline_block(ws, task), keys=cited, sentences=n_sentences,
-                                          words=words,
+                                          words=words, rules=self.rules,
                                           knowledge=_notes_block(list(job.notes)[:max_notes], keys))
         return prompts.CRITIQUE.format(title=task.title, keys=", ".join(task.keys), draft=_draft_block(ws),
                                        knowledge=_notes_block(_newest(ws.global_notes, max_notes), keys))
@@ -452,12 +329,35 @@ class LLMExecutor(Executor):
     def _new_paragraph(self, ws: Workspace, task: Task, req: ActionRequest, claimed_sources: set[str]) -> Job | None:
         notes = [n for n in uncovered_notes(ws, task, req.agent) if not set(n.sources) & claimed_sources]
         available = list(dict.fromkeys(s for n in notes for s in n.sources))  # most relevant first
-        sources = related_sources(available[0], available, task, self.compose_sources) if available else []
+        theme = None
+        if self.compose_form == "themed" and available:
+            theme, sources = self._theme_sources(ws, task, available)
+        else:
+            sources = related_sources(available[0], available, task, self.compose_sources) if available else []
         chosen = tuple(n for n in notes if set(n.sources) <= set(sources))
         if not chosen or len(sources) < ws.compose_min_sources:
             return None
         claimed_sources.update(sources)
-        return Job(req, notes=chosen)
+        return Job(req, notes=chosen, theme=theme)
+
+    def _theme_sources(self, ws: Workspace, task: Task, available: list[str]) -> tuple[Theme, list[str]]:
+        """The theme with the most works ready to write about (read, not cited, not claimed; ties: the most relevant
+        work), its grouping made again with the notes taken so far (crewlib.env.themes), and the works of it a
+        paragraph is written from — filled up with the closest other ready works when it has fewer than
+        ``env.compose_min_sources``."""
+        notes = _work_texts(ws.global_notes + [n for local in ws.local_notes for n in local], task.keys, task)
+        texts = {k: f"{task.reference_by_key[k].title}. {notes[k]}" for k in task.keys}
+        themes = self.themes[task.target_id] = group_themes(
+            task.keys, texts, {k: frozenset(r.citations) for k, r in task.reference_by_key.items()},
+            task.key_to_id, self.compose_sources)
+        rank = {s: i for i, s in enumerate(available)}
+        ready = [[s for s in available if task.id_to_key[s] in t.keys] for t in themes]
+        best = max(range(len(themes)), key=lambda i: (len(ready[i]), -min((rank[s] for s in ready[i]), default=0)))
+        members = ready[best][: self.compose_sources + 1]
+        if len(members) < ws.compose_min_sources:
+            others = [s for s in available if s not in members]
+            members += related_sources(members[0], [members[0], *others], task, ws.compose_min_sources)[1:]
+        return themes[best], members
 
     def _checked_critique(self, ws: Workspace, task: Task, req: ActionRequest) -> Proposal | None:
         """The text checks' findings not yet raised, as feedback without an LLM call; None if there are none."""
@@ -486,6 +386,10 @@ class LLMExecutor(Executor):
         keys = task.id_to_key
         if job.segment_id is None:
             allowed = {keys[s] for n in job.notes for s in n.sources}
+            if self.compose_form == "themed":
+                earlier = [s for seg in ws.draft for s in sentences(seg.text) if refers_to_paper(s, task.title)]
+                return themed_schema(frozenset(allowed), task.title, task.abstract,
+                                     _work_texts(job.notes, allowed, task), self.relation_threshold, earlier)
             if self.compose_form == "sentences":
                 return sentences_schema(frozenset(allowed))
             if self.attribute_uncited:
@@ -517,7 +421,7 @@ class LLMExecutor(Executor):
         batch = [ChatRequest(self.messages(ws, task, j.req, j), caller=Caller(self.system, ROLE[j.req.action],
                                                                               j.req.agent),
                              schema=schema, max_tokens=self.max_tokens[ROLE[j.req.action]],
-                             prompt_version=prompts.PROMPT_VERSION, sample_index=t)
+                             prompt_version=self.edition, sample_index=t)
                  for j, schema in zip(jobs, schemas, strict=True)]
         answered = iter(schemas)  # read after the batch: a compose schema counts what its validator changed
         outcomes = iter(self.client.batch(batch, return_exceptions=True))
@@ -535,6 +439,8 @@ class LLMExecutor(Executor):
                     proposals.append(self._proposal(ws, task, item, outcome.parsed))
                     self.attributed += getattr(schema, "attributed", 0)
                     self.dropped += getattr(schema, "dropped", 0)
+                    if item.theme is not None:
+                        self._record_paragraph(task, item, outcome.parsed, schema)
             if proposals[-1].is_noop:
                 cost.fallbacks += 1
                 cost.fallback_reasons.append(proposals[-1].fallback)
@@ -542,6 +448,39 @@ class LLMExecutor(Executor):
         cost.calls = len(cost.ledger_records)
         cost.tokens = sum(r.prompt_tokens + r.completion_tokens for r in cost.ledger_records)
         return proposals, cost
+
+    def _record_paragraph(self, task: Task, job: Job, out: pydantic.BaseModel, schema) -> None:
+        """A themed paragraph's theme (the grouping's works and the composer's name for it), its works, the
+        relation and closing sentence, for the trace and summary.json; its validator's counts."""
+        self.paragraphs.append({
+            "round_agent": job.req.agent, "theme_works": list(job.theme.keys), "theme": out.theme.strip(),
+            "works": sorted({task.id_to_key[s] for n in job.notes for s in n.sources}, key=lambda k: (len(k), k)),
+            "relation": out.relation, "closing": out.position_sentence})
+        for name in ("comparisons_dropped", "positions_replaced"):
+            self.themed_counts[name] += getattr(schema, name, 0)
+
+    def theme_report(self, task: Task, section: str = "") -> dict:
+        """The pool's last grouping into themes, each themed paragraph written, and how many paragraphs of the
+        finished ``section`` cite works of more than one theme (``mixed_paragraphs``: found, not repaired) —
+        for ``trace.json`` and ``summary.json``."""
+        themes = self.themes.get(task.target_id, [])
+        mixed = sum(len({t.id for t in themes for k in find_citation_keys(block) if k in t.keys}) > 1
+                    for block in section.split("\n\n") if block.strip())
+        return {"themes": [list(t.keys) for t in themes], "paragraphs": list(self.paragraphs),
+                "counts": {**self.themed_counts, "mixed_paragraphs": mixed}}
+
+    def _kept_closing(self, old: str, new: str, task: Task) -> str:
+        """A revision of a themed paragraph keeps the closing sentence its Compose validated: the revision's own
+        sentences on the paper are not (a revision sees no paper text) — one that cites a work is about that work
+        ("This paper builds on BERT [R2], which ..." → "The work builds on ..."), one that cites none is dropped —
+        and the old closing ends the paragraph again (``closings_kept``)."""
+        if self.compose_form != "themed":
+            return new
+        closing = [s for s in sentences(old) if refers_to_paper(s, task.title)][-1:]
+        kept = [as_work(s) if find_citation_keys(s) else None if refers_to_paper(s, task.title) else s
+                for s in sentences(new)]
+        self.themed_counts["closings_kept"] += bool(closing)
+        return " ".join([s for s in kept if s is not None] + closing)
 
     def _proposal(self, ws: Workspace, task: Task, job: Job, out: pydantic.BaseModel) -> Proposal:
         key_to_id, req = task.key_to_id, job.req
@@ -568,8 +507,10 @@ class LLMExecutor(Executor):
         if req.action == Action.COMPOSE:
             # The paragraph is the one the job named (a revision) or a new one, whatever id the model wrote.
             open_ids = {f.id for f in ws.open_feedback() if f.segment_id == job.segment_id}
-            return Proposal(req.agent, req.action, out.confidence, segment_id=job.segment_id,
-                            text=one_paragraph(out.text, self.keep_opening_markers),
+            text = one_paragraph(out.text, self.keep_opening_markers)
+            if job.segment_id is not None:
+                text = self._kept_closing(ws.segment(job.segment_id).text, text, task)
+            return Proposal(req.agent, req.action, out.confidence, segment_id=job.segment_id, text=text,
                             resolves=[i for i in out.resolves if i in open_ids] if job.segment_id is not None else [])
         items = [(f.kind, f.segment_id if f.segment_id is None or ws.segment(f.segment_id) else None, f.text,
                   None) for f in out.feedback]

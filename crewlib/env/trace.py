@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pydantic
 
 from crewlib.citations import check_citations, find_citation_keys
-from crewlib.sections import OutputChecks, finish_section, join_short_paragraphs, order_paragraphs
+from crewlib.sections import OutputChecks, finish_section, overlap
+from crewlib.text import sentences
 
 
 @dataclass
@@ -33,6 +35,7 @@ class EpisodeTrace:
     # keys the draft cited at some point and no longer cites when the episode ends (the final checks' removals of
     # unsupported citations are counted in output_checks, not here)
     lost_citations: list = field(default_factory=list)
+    themes: dict = field(default_factory=dict)  # themed Compose: the pool's themes and each paragraph's theme
     feedback: list[dict] = field(default_factory=list)  # every item raised: flagged → fixed, with its rounds
 
     @classmethod
@@ -142,3 +145,41 @@ def _jsonable(value):
     if hasattr(value, "item"):
         return value.item()
     return value
+
+
+def join_short_paragraphs(blocks: Iterable[str]) -> tuple[list[str], int]:
+    """Each one-sentence paragraph appended to the paragraph it shares the most content with (a
+    revision that cut a paragraph to one sentence leaves an orphan); returns the paragraphs and
+    how many were joined. A section of one-sentence paragraphs only is left as it is."""
+    blocks = list(blocks)
+    long = [i for i, b in enumerate(blocks) if len(sentences(b)) > 1]
+    if not long:
+        return blocks, 0
+    joined = {i: blocks[i] for i in long}
+    for j, block in enumerate(blocks):
+        if j not in joined:
+            host = max(long, key=lambda i: overlap(blocks[i], block))
+            joined[host] = f"{joined[host]} {block}"
+    return [joined[i] for i in long], len(blocks) - len(long)
+
+
+def order_paragraphs(blocks: Iterable[str], rank: dict[str, int]) -> list[str]:
+    """Thematic order without an LLM: start from the paragraph citing the most relevant work, then
+    always continue with the remaining paragraph closest in content (ties: more relevant works first).
+
+    ``rank``: citation key → its position in the pool's relevance order.
+    """
+    remaining = list(blocks)
+
+    def first_rank(block: str) -> int:
+        return min((rank.get(k, len(rank)) for k in find_citation_keys(block)), default=len(rank))
+
+    ordered: list[str] = []
+    while remaining:
+        if not ordered:
+            nxt = min(remaining, key=first_rank)
+        else:
+            nxt = max(remaining, key=lambda b: (overlap(b, ordered[-1]), -first_rank(b)))
+        ordered.append(nxt)
+        remaining.remove(nxt)
+    return ordered

@@ -13,8 +13,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from crewlib.actions import Action
-from crewlib.citations import find_citation_keys
-from crewlib.sections import dedupe_markers, near_duplicate, repeats_sentence
+from crewlib.citations import dedupe_markers, find_citation_keys
+from crewlib.sections import near_duplicate, repeats_sentence
 from crewlib.text import content_words, sentences
 
 FEEDBACK_KINDS = ("hallucinated_citation", "missing_evidence", "inconsistency", "coverage_gap", "style")
@@ -120,6 +120,7 @@ class Workspace:
     compose_min_sources: int = field(kw_only=True)  # uncited works a new paragraph needs (fewer: read and share first)
     revision_guard: bool = field(kw_only=True)  # reject a revision that loses a cited work or adds a repeated sentence
     sentence_threshold: float = field(kw_only=True)  # overlap at which a sentence repeats another (the revision guard)
+    positioning: bool = field(kw_only=True)  # a sentence relating the paper to the works is no fault (output.repairs)
     edits: Counter = field(default_factory=Counter)  # what write_segment did: merged / rejected repeats, markers
     ever_cited: set[str] = field(default_factory=set)  # every key the draft has cited at some point
     _next_segment: int = 0

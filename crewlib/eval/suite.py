@@ -25,8 +25,8 @@ Metric groups and their papers (definitions in the modules named, and docs/metho
   sentences that the cited works' titles and abstracts support lexically (``output.support_threshold``) and
   their mean lexical support (``support``; 0 when nothing is cited), per sentence the rates of repeated,
   first-person and uncited-claim sentences, whether the text ends inside a sentence (``truncated``), and the
-  local coherence of adjacent sentences (``coherence``, :func:`crewlib.sections.local_coherence`), the share of
-  the numbers cited sentences state that their cited abstracts state too (``number_support``), how far the
+  local coherence of adjacent sentences (``coherence``, :func:`crewlib.eval.section_measures.local_coherence`),
+  the share of the numbers cited sentences state that their cited abstracts state too (``number_support``), how far the
   text is cut into paragraphs (``paragraphing``, ``eval.paragraph_sentences``) and the rate of sentences copied
   from an abstract (``copied_sentences_rate``, ``eval.copy_words`` consecutive words).
 - ``judge`` (CREW: Coverage, Logic, Relevance), ``rwgbench_judge`` (RWGBench: Coherence,
@@ -67,19 +67,12 @@ from crewlib.eval.llm_metrics import (
     rwgbench_judge_messages,
     soft_recall_messages,
 )
+from crewlib.eval.relating import relating_scores
+from crewlib.eval.section_measures import copied_sentences, local_coherence, number_support, paragraphing
 from crewlib.eval.text_metrics import BERTSCORE_LABEL, bertscore, rouge
 from crewlib.llm import Caller, Ledger
 from crewlib.schema import Params
-from crewlib.sections import (
-    OutputChecks,
-    copied_sentences,
-    count_faults,
-    is_truncated,
-    local_coherence,
-    number_support,
-    paragraphing,
-    support_scores,
-)
+from crewlib.sections import OutputChecks, count_faults, is_truncated, support_scores
 from crewlib.text import sentences, strip_markers
 
 REFERENCE_METRICS = ("citation", "rouge", "bertscore", "soft_recall_cosine", "topical_relevance", "pss", "sn",
@@ -125,7 +118,7 @@ class Evaluator:
         self.groups: dict[str, Callable[[Item], dict[str, float]]] = {
             "citation": self._citation, "rouge": self._rouge, "soft_recall_cosine": self._soft_recall_cosine,
             "topical_relevance": self._topical_relevance, "pss": self._pss, "sn": self._sn, "cost": self._cost,
-            "grounding": self._grounding,
+            "grounding": self._grounding, "relating": self._relating,
             "judge": self._judge, "rwgbench_judge": self._rwgbench_judge, "tq": self._tq,
             "soft_recall": self._soft_recall, "claim_support": self._claim_support,
             "frame_alignment": self._frame_alignment,
@@ -321,6 +314,17 @@ class Evaluator:
                 "copied_sentences_rate": copied_sentences(item.text, sources, self.settings.copy_words) / n,
                 **{f"{name}_rate": faults[name] / n for name in ("repeated_sentences", "first_person",
                                                                   "uncited_claims")}}
+
+    def _relating(self, item: Item) -> dict[str, float | Unavailable]:
+        """Positioning, synthesis, theme coherence and content per citation (crewlib.eval.relating), the works'
+        titles and abstracts as their texts."""
+        ex = item.example
+        id_to_key = {v: k for k, v in item.key_to_id.items()}
+        works = {id_to_key[r.ref_id]: f"{r.title}. {r.abstract}" for r in ex.references if r.ref_id in id_to_key}
+        scores = relating_scores(item.text, ex.target_title, ex.target_abstract, works,
+                                 self.params.output.support_threshold)
+        return {name: Unavailable(f"{name} is undefined for this text") if value is None else value
+                for name, value in scores.items()}
 
     def _cost(self, item: Item) -> dict[str, float]:
         if not item.cost:

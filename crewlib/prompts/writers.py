@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from crewlib.prompts.agents import SECTION_RULES
-
 # ---------------------------------------------------------------------------------------------
 # Single-prompt baselines and SRW (crewlib.baselines.single, crewlib.baselines.srw)
 WRITER_SYSTEM = (
@@ -17,7 +15,7 @@ WRITE_SECTION = """Target paper: {title}
 {material}
 
 Write the related-work section of the target paper in 2 to 4 paragraphs, at most {words} words. Group the \
-works by theme and relate them to the target paper. """ + SECTION_RULES + """ Answer with the section text \
+works by theme and relate them to the target paper. {rules} Answer with the section text \
 only, without a heading or a preamble."""
 
 SRW_READ = """Target paper: {title}
@@ -31,6 +29,43 @@ Now read reference [{key}] {ref_title}:
 
 Update the working memory: add what [{key}] contributes to the target's related work (1 or 2 short notes), \
 and keep the earlier notes that still matter (you may shorten or merge them). Each note names its key."""
+
+# SRW since edition 2026-12-06.1 (docs/method.md, "SRW"). The reader notes the work it reads, never the paper: the
+# paper by its title only (with its abstract, a small model noted the paper's findings as the work's), the work read
+# last, next to the instruction; the memory keeps the earlier notes it does not give again (crewlib.baselines.srw).
+# {ref_text}: the work's abstract, or SRW_TITLE_ONLY.
+SRW_READ_WORK = """You prepare the related-work section of the paper "{title}" by reading the works it cites, one \
+at a time, and keeping notes on them in a working memory.
+
+Working memory (your notes on the works read so far, as JSON):
+{memory}
+
+Now read the cited work [{key}] {ref_title}:
+{ref_text}
+
+Answer with 1 or 2 short notes on what [{key}] itself does, proposes or finds: one sentence each, at most 30 words, \
+in your own words and in the third person ("the authors" or the method's name, never "we"), taken only from its text \
+just above, never from another work's notes; give each note the key "{key}". You may also give an earlier note \
+again, shortened or corrected, with its own key; the notes you do not give again are kept."""
+
+# The line that stands for the text of a work known by its title only (SRW_READ_WORK's {ref_text}).
+SRW_TITLE_ONLY = "(Only its title is known: note only what the title says, nothing more.)"
+
+# SRW's one write call since edition 2026-12-06.1: the paper's own text first (for the sentences that relate the works
+# to it), then every work read with its notes (each ending with the work's key), next to the instruction.
+# {works}: one block per work read (crewlib.baselines.srw.works_block).
+SRW_WRITE = """You write the related-work section of the paper "{title}". The paper in its own words (only for \
+the closing sentences that start "This paper"; it is not one of the related works):
+{abstract}
+
+The works it cites that you read, with your notes on each:
+{works}
+
+Write the related-work section about these works in 2 to 4 paragraphs, at most {words} words. Each paragraph \
+takes one theme: it opens with the theme, then says of each of its works, in one or two sentences taken from the \
+work's notes, what the work does or finds, every sentence ending with the work's key in square brackets as in the \
+notes; only its last sentence starts "This paper" and says how the paper builds on those works, differs from them \
+or addresses what they leave open. {rules} Answer with the section text only, without a heading or a preamble."""
 
 ORCHESTRATOR = """You coordinate {n_agents} agents writing the related-work section of the target paper \
 "{title}" together in a shared workspace. Round {round} of {rounds}.
@@ -109,5 +144,5 @@ Your agents' replies (each cites references by key):
 {replies}
 
 Write the related-work section of the target paper in 2 to 4 paragraphs, at most {words} words, from these \
-replies. Group the works by theme and relate them to the target paper. """ + SECTION_RULES + """ Answer with the \
+replies. Group the works by theme and relate them to the target paper. {rules} Answer with the \
 section text only, without a heading or a preamble."""

@@ -212,7 +212,8 @@ def _save(example, generation, references, writer, client, out: Path, extra: dic
                "calls": cost["calls"], "prompt_tokens": cost["prompt_tokens"],
                "completion_tokens": cost["completion_tokens"], "wall_time_s": round(generation.wall_s, 2),
                "fallbacks": dict(generation.fallbacks), "words": len(generation.text.split()),
-               "rounds": generation.notes.get("rounds"), **extra}
+               "rounds": generation.notes.get("rounds"), "output_checks": generation.notes.get("output_checks"),
+               **({"themes": generation.notes["themes"]} if "themes" in generation.notes else {}), **extra}
     footer = (f"Written by {generation.system}" + (f" with {summary['model']}" if summary["model"] else "") + ". "
               f"Citation verification: {check.resolved}/{check.citations} citations resolve"
               + (f"; known by their title only: {len(title_only)} of {len(refs)} references" if title_only else "")
