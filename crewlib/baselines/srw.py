@@ -5,6 +5,13 @@ cited by, inside the pool) to one already read, most relevant first; the most re
 paper when none is connected. Read: an LLM updates a JSON working memory with the paper; the
 memory is capped near ``memory_tokens`` (oldest notes dropped, counted). Write: one call from
 the memory. ``rounds`` select–read rounds (the paper: 15).
+
+Prompt editions (``llm.prompt_edition``): the recorded one (:data:`~crewlib.prompts.RECORDED_EDITION`) sends
+``SRW_READ`` and ``WRITE_SECTION`` as the notebooks' answers were recorded, and the reader's answer replaces the
+memory. From 2026-12-06.1 the reader answers with its notes on the work read (``SRW_READ_WORK``: the work next to the
+instruction, a title-only work said to be one) and may give earlier notes again; the notes it does not give again
+are kept (a small model that answered with the new note alone emptied the memory of every earlier work), and the
+write (``SRW_WRITE``) gets each work read with its notes beside the instruction, the paper's text first.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ from crewlib.baselines.base import Generation, approx_tokens
 from crewlib.baselines.single import _OnePrompt
 from crewlib.data.records import RWGExample
 from crewlib.llm import LLMError
-from crewlib.tasks import Task
+from crewlib.tasks import Task, title_only
 from crewlib.text import sentences
 
 
@@ -54,6 +61,45 @@ def reading_order(task: Task, rounds: int) -> list[str]:
     return read
 
 
+def merge_notes(memory: WorkingMemory, answer: WorkingMemory, key: str) -> WorkingMemory:
+    """The memory updated with the reader's ``answer`` on ``key``: a work's notes in the answer replace its earlier
+    notes, the notes of works the answer leaves out are kept, and notes on works not read yet (or not in the pool)
+    are ignored. Oldest first, the work just read last (the cap drops from the front)."""
+    read = {n.key for n in memory.notes} | {key}
+    given: dict[str, list[MemoryNote]] = {}
+    for note in answer.notes:
+        note_key = note.key.strip().strip("[]").strip()
+        if note_key in read and note.note.strip():
+            given.setdefault(note_key, []).append(MemoryNote(key=note_key, note=note.note.strip()))
+    notes: list[MemoryNote] = []
+    for note in memory.notes:
+        if note.key not in given:
+            notes.append(note)
+        elif not any(n.key == note.key for n in notes):  # a work's notes given again: in place of its first note
+            notes.extend(given[note.key])
+    if not any(n.key == key for n in memory.notes):
+        notes.extend(given.get(key, []))
+    return WorkingMemory(notes=notes)
+
+
+def _ending_with_key(note: str, key: str) -> str:
+    """``note`` as a cited sentence: its key before the closing full stop (``... test sets [R2].``)."""
+    note = note.strip().removesuffix(f"[{key}]").strip().rstrip(".").rstrip()
+    return f"{note} [{key}]."
+
+
+def works_block(task: Task, order: list[str], memory: WorkingMemory) -> str:
+    """One block per work read, in reading order: ``[R3] Title``, then its notes; a title-only work says so."""
+    blocks = []
+    for key in order:
+        ref = task.reference_by_key[key]
+        head = f"[{key}] {ref.title}" + (" (title only: cite it only for what its title says)"
+                                         if title_only(ref) else "")
+        notes = [f"  - {_ending_with_key(n.note, key)}" for n in memory.notes if n.key == key]
+        blocks.append("\n".join([head, *notes]))
+    return "\n".join(blocks)
+
+
 class SRW(_OnePrompt):
     name = "srw"
 
@@ -70,7 +116,19 @@ class SRW(_OnePrompt):
             dropped += 1
         return WorkingMemory(notes=notes), dropped
 
+    @property
+    def edition(self) -> str:
+        return self.params.llm.prompt_edition
+
+    @property
+    def recorded(self) -> bool:
+        """The recorded edition: SRW's requests exactly as the notebooks' answers were recorded."""
+        return self.edition == prompts.RECORDED_EDITION
+
     def read(self, task: Task, memory: WorkingMemory, key: str) -> WorkingMemory:
+        """The memory after reading ``key``. Raises :class:`~crewlib.llm.LLMError` when the reader's call fails."""
+        if not self.recorded:
+            return merge_notes(memory, self.read_work(task, memory, key), key)
         ref = task.reference_by_key[key]
         prompt = prompts.SRW_READ.format(title=task.title, abstract=task.abstract, key=key, ref_title=ref.title,
                                          ref_abstract=ref.abstract[:1200],
@@ -80,6 +138,38 @@ class SRW(_OnePrompt):
                                        max_tokens=int(self.settings.read_max_tokens),
                                        prompt_version=prompts.PROMPT_VERSION)
         return result.parsed
+
+    def read_prompt(self, task: Task, memory: WorkingMemory, key: str) -> str:
+        """The reader's prompt on ``key`` since edition 2026-12-06.1 (``SRW_READ_WORK``)."""
+        ref = task.reference_by_key[key]
+        ref_text = prompts.SRW_TITLE_ONLY if title_only(ref) else ref.abstract[:1200]
+        return prompts.SRW_READ_WORK.format(title=task.title, key=key, ref_title=ref.title, ref_text=ref_text,
+                                            memory=json.dumps(memory.model_dump(), ensure_ascii=False))
+
+    def read_work(self, task: Task, memory: WorkingMemory, key: str) -> WorkingMemory:
+        """The reader's answer on ``key`` (its notes on the work, and the earlier notes it gives again)."""
+        messages = [{"role": "system", "content": prompts.WRITER_SYSTEM},
+                    {"role": "user", "content": self.read_prompt(task, memory, key)}]
+        result = self.client.chat_json(messages, WorkingMemory, caller=self.caller("reader"),
+                                       max_tokens=int(self.settings.read_max_tokens), prompt_version=self.edition)
+        return result.parsed
+
+    def write_prompt(self, task: Task, order: list[str], memory: WorkingMemory) -> str:
+        """The write prompt since edition 2026-12-06.1 (``SRW_WRITE``): every work read, with its notes."""
+        return prompts.SRW_WRITE.format(title=task.title, abstract=task.abstract,
+                                        works=works_block(task, order, memory), words=task.target_words,
+                                        rules=prompts.SECTION_RULES[self.edition])
+
+    def write_from_memory(self, task: Task, order: list[str], memory: WorkingMemory) -> str:
+        if self.recorded:
+            titles = dict(zip(task.keys, (r.title for r in task.references), strict=True))
+            read_list = "\n".join(f"[{k}] {titles[k]}" for k in order)
+            notes = "\n".join(f"- [{n.key}] {n.note}" for n in memory.notes)
+            return self.write(task, f"References read:\n{read_list}\n\nWorking memory:\n{notes}")
+        messages = [{"role": "system", "content": prompts.WRITER_SYSTEM},
+                    {"role": "user", "content": self.write_prompt(task, order, memory)}]
+        return self.client.chat(messages, caller=self.caller("writer"), max_tokens=self.max_tokens,
+                                prompt_version=self.edition).content.strip()
 
     on_round = None  # optional callable(t) after each reading round (crew write's progress bar)
 
@@ -92,26 +182,38 @@ class SRW(_OnePrompt):
         order = reading_order(task, int(self.settings.rounds))
         memory = WorkingMemory(notes=[])
         generation = Generation(self.name, example.target_id, "", dict(task.key_to_id))
+        # Since 2026-12-06.1 a title-only work is not sent to the reader: there is nothing to read but its title,
+        # which the write shows (asked for notes on it, the 1.5B invented its content).
+        by_title = [] if self.recorded else [k for k in order if title_only(task.reference_by_key[k])]
         sizes = []
         for key in order:
-            try:
-                memory = self.read(task, memory, key)
-            except LLMError as exc:
-                # Counted fallback: keep the memory and note the paper's first abstract sentence.
-                generation.fallbacks[f"reader: {type(exc).__name__}"] += 1
-                ref = task.reference_by_key[key]
-                first = (sentences(ref.abstract) or [ref.title])[0]
-                memory = WorkingMemory(notes=[*memory.notes, MemoryNote(key=key, note=first)])
-            memory, dropped = self.cap(memory)
-            if dropped:
-                generation.fallbacks["memory notes dropped at the cap"] += dropped
+            if key not in by_title:
+                memory = self.read_counted(task, memory, key, generation)
             sizes.append(approx_tokens(memory.model_dump_json()))
             if self.on_round is not None:
                 self.on_round(len(sizes))
-        titles = dict(zip(task.keys, (r.title for r in task.references), strict=True))
-        read_list = "\n".join(f"[{k}] {titles[k]}" for k in order)
-        notes = "\n".join(f"- [{n.key}] {n.note}" for n in memory.notes)
-        generation.text = self.write(task, f"References read:\n{read_list}\n\nWorking memory:\n{notes}")
+        generation.text = self.write_from_memory(task, order, memory)
         generation.notes = {"reading_order": order, "memory_tokens": sizes, "memory_cap": self.memory_tokens,
                             "memory_notes": len(memory.notes)}
+        if not self.recorded:
+            generation.notes["title_only_not_read"] = by_title
         return generation
+
+    def read_counted(self, task: Task, memory: WorkingMemory, key: str, generation: Generation) -> WorkingMemory:
+        """One reading round: the memory after reading ``key``, capped; fallbacks and drops counted."""
+        ref = task.reference_by_key[key]
+        first = (sentences(ref.abstract) or [ref.title])[0]
+        try:
+            memory = self.read(task, memory, key)
+        except LLMError as exc:
+            # Counted fallback: keep the memory and note the paper's first abstract sentence.
+            generation.fallbacks[f"reader: {type(exc).__name__}"] += 1
+            memory = WorkingMemory(notes=[*memory.notes, MemoryNote(key=key, note=first)])
+        if not self.recorded and not any(n.key == key for n in memory.notes):
+            # Counted fallback: the reader gave no note on the work read; its first abstract sentence stands in.
+            generation.fallbacks["reader: no note on the work read"] += 1
+            memory = WorkingMemory(notes=[*memory.notes, MemoryNote(key=key, note=first)])
+        memory, dropped = self.cap(memory)
+        if dropped:
+            generation.fallbacks["memory notes dropped at the cap"] += dropped
+        return memory
