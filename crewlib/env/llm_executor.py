@@ -418,10 +418,12 @@ class LLMExecutor(Executor):
         planned = self.plan(ws, task, requests)
         jobs = [p for p in planned if isinstance(p, Job)]
         schemas = [self.schema(ws, task, j) for j in jobs]
+        # Compose's wording is the only one an edition changes: the other roles keep their cache keys (and answers).
         batch = [ChatRequest(self.messages(ws, task, j.req, j), caller=Caller(self.system, ROLE[j.req.action],
                                                                               j.req.agent),
                              schema=schema, max_tokens=self.max_tokens[ROLE[j.req.action]],
-                             prompt_version=self.edition, sample_index=t)
+                             prompt_version=self.edition if j.req.action == Action.COMPOSE else prompts.PROMPT_VERSION,
+                             sample_index=t)
                  for j, schema in zip(jobs, schemas, strict=True)]
         answered = iter(schemas)  # read after the batch: a compose schema counts what its validator changed
         outcomes = iter(self.client.batch(batch, return_exceptions=True))
