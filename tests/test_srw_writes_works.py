@@ -93,17 +93,21 @@ def test_recorded_edition_sends_the_recorded_requests_byte_for_byte():
 def test_current_edition_keeps_every_work_read_in_the_memory():
     _, task, client, generation = _run(prompts.CURRENT_EDITION)
     order = reading_order(task, 5)
-    assert generation.notes["memory_notes"] == 5 and not generation.fallbacks
+    by_title = [task.id_to_key["p4"]]
+    read = [k for k in order if k not in by_title]
+    assert generation.notes["title_only_not_read"] == by_title and not generation.fallbacks
+    assert generation.notes["memory_notes"] == len(read) == 4
+    assert len(client.calls) == len(read) + 1  # a title-only work is not sent to the reader; one write
     assert all(kwargs["prompt_version"] == prompts.CURRENT_EDITION for *_, kwargs in client.calls)
-    last_read = client.calls[4][1][-1]["content"]
-    for key in order[:4]:  # the earlier works' notes are still in the memory the last reader sees
+    last_read = client.calls[len(read) - 1][1][-1]["content"]
+    for key in read[:-1]:  # the earlier works' notes are still in the memory the last reader sees
         assert f"Work {key} proposes method {key}." in last_read
 
 
 def test_current_reader_notes_the_work_read_not_the_target():
     _, task, client, _ = _run(prompts.CURRENT_EDITION)
-    order = reading_order(task, 5)
-    for (kind, messages, schema, kwargs), key in zip(client.calls[:5], order, strict=True):
+    read = [k for k in reading_order(task, 5) if k != task.id_to_key["p4"]]
+    for (kind, messages, schema, kwargs), key in zip(client.calls[:-1], read, strict=True):
         assert kind == "chat_json" and schema is WorkingMemory and kwargs["caller"].role == "reader"
         prompt = messages[-1]["content"]
         ref = task.reference_by_key[key]
@@ -111,10 +115,7 @@ def test_current_reader_notes_the_work_read_not_the_target():
         assert f"notes on what [{key}] itself does" in prompt and "never from another work's notes" in prompt
         work = prompt.index(f"Now read the cited work [{key}] {ref.title}")
         assert prompt.index("Working memory") < work < prompt.index("Answer with")  # the work next to the instruction
-        if ref.abstract:
-            assert ref.abstract in prompt[work:]
-        else:  # a title-only work is said to be one: nothing but its title to note
-            assert prompts.SRW_TITLE_ONLY in prompt[work:]
+        assert ref.abstract in prompt[work:prompt.index("Answer with")]
 
 
 def test_current_write_puts_every_work_with_its_notes_next_to_the_instruction():
@@ -123,12 +124,14 @@ def test_current_write_puts_every_work_with_its_notes_next_to_the_instruction():
     assert kind == "chat" and kwargs["caller"].role == "writer"
     prompt = messages[-1]["content"]
     paper, instruction = prompt.index(TARGET_ABSTRACT), prompt.index("Write the related-work section about")
+    by_title = task.id_to_key["p4"]
     for key in reading_order(task, 5):
         ref = task.reference_by_key[key]
         work = prompt.index(f"[{key}] {ref.title}")
         assert paper < work < instruction  # the paper first, each work with its notes right before the instruction
-        assert prompt.index(f"Work {key} proposes method {key}. [{key}]", work) < instruction
-    title_only = prompt.index(f"[{task.id_to_key['p4']}] A title-only paper")
+        if key != by_title:  # each note a sentence cited with its work's key
+            assert prompt.index(f"Work {key} proposes method {key} [{key}].", work) < instruction
+    title_only = prompt.index(f"[{by_title}] A title-only paper")
     assert "title only" in prompt[title_only:prompt.index("\n", title_only)]
     assert prompts.SECTION_RULES[prompts.CURRENT_EDITION] in prompt
     assert generation.text == "Method R1 is proposed [R1]."
@@ -151,6 +154,7 @@ def test_a_reader_that_notes_nothing_on_the_work_is_a_counted_fallback():
             return _Answer(parsed=schema(notes=[]))
 
     params = load_params("quick", {"output": {"repairs": []}, "llm": {"prompt_edition": prompts.CURRENT_EDITION},
-                                   "baselines": {"srw": {"rounds": 2}}})
+                                   "baselines": {"srw": {"rounds": 5}}})
     generation = make_system("srw", params, SilentReaderForTest()).generate(_example())
-    assert generation.fallbacks["reader: no note on the work read"] == 2 and generation.notes["memory_notes"] == 2
+    # 4 works read (the fifth is title-only): each gets its first abstract sentence as its note, counted
+    assert generation.fallbacks["reader: no note on the work read"] == 4 and generation.notes["memory_notes"] == 4
