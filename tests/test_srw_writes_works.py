@@ -127,12 +127,13 @@ def test_current_write_puts_every_work_with_its_notes_next_to_the_instruction():
     by_title = task.id_to_key["p4"]
     for key in reading_order(task, 5):
         ref = task.reference_by_key[key]
-        work = prompt.index(f"[{key}] {ref.title}")
+        work = prompt.index(f'- [{key}] "{ref.title}"')
         assert paper < work < instruction  # the paper first, each work with its notes right before the instruction
-        if key != by_title:  # each note a sentence cited with its work's key
-            assert prompt.index(f"Work {key} proposes method {key} [{key}].", work) < instruction
-    title_only = prompt.index(f"[{by_title}] A title-only paper")
-    assert "title only" in prompt[title_only:prompt.index("\n", title_only)]
+        if key != by_title:  # one line a work: its title, then its notes as sentences cited with its key
+            line = prompt[work:prompt.index("\n", work)]
+            assert line.endswith(f'"{ref.title}": Work {key} proposes method {key} [{key}].')
+    title_only = prompt.index(f'[{by_title}] "A title-only paper')
+    assert "known by its title only" in prompt[title_only:prompt.index("\n", title_only)]
     assert prompts.SECTION_RULES[prompts.CURRENT_EDITION] in prompt
     assert generation.text == "Method R1 is proposed [R1]."
 
@@ -158,3 +159,17 @@ def test_a_reader_that_notes_nothing_on_the_work_is_a_counted_fallback():
     generation = make_system("srw", params, SilentReaderForTest()).generate(_example())
     # 4 works read (the fifth is title-only): each gets its first abstract sentence as its note, counted
     assert generation.fallbacks["reader: no note on the work read"] == 4 and generation.notes["memory_notes"] == 4
+
+
+def test_sentences_wrapped_in_the_shape_brackets_are_unwrapped():
+    class ShapeCopyingWriterForTest(FakeClientForTest):
+        def chat(self, messages, **kwargs):
+            self.calls.append(("chat", messages, None, kwargs))
+            return _Answer(content="<Graph attention is a theme.> Method R1 is proposed [R1]. "
+                                   "<[R2] proposes method R2.>")
+
+    params = load_params("quick", {"output": {"repairs": []}, "llm": {"prompt_edition": prompts.CURRENT_EDITION},
+                                   "baselines": {"srw": {"rounds": 2}}})
+    generation = make_system("srw", params, ShapeCopyingWriterForTest()).generate(_example())
+    assert generation.text == "Graph attention is a theme. Method R1 is proposed [R1]. [R2] proposes method R2."
+    assert generation.notes["shape_brackets_removed"] == 2

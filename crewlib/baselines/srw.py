@@ -8,15 +8,17 @@ the memory. ``rounds`` select–read rounds (the paper: 15).
 
 Prompt editions (``llm.prompt_edition``): the recorded one (:data:`~crewlib.prompts.RECORDED_EDITION`) sends
 ``SRW_READ`` and ``WRITE_SECTION`` as the notebooks' answers were recorded, and the reader's answer replaces the
-memory. From 2026-12-06.1 the reader answers with its notes on the work read (``SRW_READ_WORK``: the work next to the
-instruction, a title-only work said to be one) and may give earlier notes again; the notes it does not give again
-are kept (a small model that answered with the new note alone emptied the memory of every earlier work), and the
-write (``SRW_WRITE``) gets each work read with its notes beside the instruction, the paper's text first.
+memory. From 2026-12-06.1 the reader sees the paper by its title and answers with its notes on the work read
+(``SRW_READ_WORK``: the work next to the instruction) and may give earlier notes again; the notes it does not give
+again are kept (a small model that answered with the new note alone emptied the memory of every earlier work); a
+title-only work is not sent to the reader. The write (``SRW_WRITE``) gets the paper's text first, then one line per
+work read (its title and its notes as cited sentences), then the shape of a paragraph and the section rules.
 """
 
 from __future__ import annotations
 
 import json
+import re
 
 import pydantic
 
@@ -27,6 +29,9 @@ from crewlib.data.records import RWGExample
 from crewlib.llm import LLMError
 from crewlib.tasks import Task, title_only
 from crewlib.text import sentences
+
+# A sentence the writer wrapped in the angle brackets of SRW_WRITE's paragraph shape ("<The theme ...>.").
+_SHAPE_BRACKETS = re.compile(r"<([A-Z\[][^<>\n]*)>")
 
 
 class MemoryNote(pydantic.BaseModel):
@@ -89,15 +94,18 @@ def _ending_with_key(note: str, key: str) -> str:
 
 
 def works_block(task: Task, order: list[str], memory: WorkingMemory) -> str:
-    """One block per work read, in reading order: ``[R3] Title``, then its notes; a title-only work says so."""
-    blocks = []
+    """One line per work read, in reading order: ``- [R3] "Title": note [R3]. note [R3].``; a title-only work says
+    so (``- [R4] "Title" (known by its title only) [R4].``). One line a work, its notes as cited sentences: with the
+    title on a line of its own and the notes below it, the 1.5B copied the list of titles as its section."""
+    lines = []
     for key in order:
         ref = task.reference_by_key[key]
-        head = f"[{key}] {ref.title}" + (" (title only: cite it only for what its title says)"
-                                         if title_only(ref) else "")
-        notes = [f"  - {_ending_with_key(n.note, key)}" for n in memory.notes if n.key == key]
-        blocks.append("\n".join([head, *notes]))
-    return "\n".join(blocks)
+        if title_only(ref):
+            lines.append(f'- [{key}] "{ref.title}" (known by its title only) [{key}].')
+            continue
+        notes = " ".join(_ending_with_key(n.note, key) for n in memory.notes if n.key == key)
+        lines.append(f'- [{key}] "{ref.title}": {notes}'.rstrip())
+    return "\n".join(lines)
 
 
 class SRW(_OnePrompt):
@@ -192,11 +200,13 @@ class SRW(_OnePrompt):
             sizes.append(approx_tokens(memory.model_dump_json()))
             if self.on_round is not None:
                 self.on_round(len(sizes))
-        generation.text = self.write_from_memory(task, order, memory)
+        text = self.write_from_memory(task, order, memory)
         generation.notes = {"reading_order": order, "memory_tokens": sizes, "memory_cap": self.memory_tokens,
                             "memory_notes": len(memory.notes)}
         if not self.recorded:
-            generation.notes["title_only_not_read"] = by_title
+            text, unwrapped = _SHAPE_BRACKETS.subn(r"\1", text)
+            generation.notes.update(title_only_not_read=by_title, shape_brackets_removed=unwrapped)
+        generation.text = text
         return generation
 
     def read_counted(self, task: Task, memory: WorkingMemory, key: str, generation: Generation) -> WorkingMemory:

@@ -52,20 +52,22 @@ again, shortened or corrected, with its own key; the notes you do not give again
 SRW_TITLE_ONLY = "(Only its title is known: note only what the title says, nothing more.)"
 
 # SRW's one write call since edition 2026-12-06.1: the paper's own text first (for the sentences that relate the works
-# to it), then every work read with its notes (each ending with the work's key), next to the instruction.
-# {works}: one block per work read (crewlib.baselines.srw.works_block).
-SRW_WRITE = """You write the related-work section of the paper "{title}". The paper in its own words (only for \
-the closing sentences that start "This paper"; it is not one of the related works):
+# to it), then every work read, one line each with its title and its notes as sentences ending with its key, then the
+# shape of a paragraph (without it the 1.5B wrote about the paper, not the works) and the section rules.
+# {works}: crewlib.baselines.srw.works_block.
+SRW_WRITE = """You write the related-work section of the paper "{title}". The paper in its own words (it is not one of \
+the related works):
 {abstract}
 
 The works it cites that you read, with your notes on each:
 {works}
 
-Write the related-work section about these works in 2 to 4 paragraphs, at most {words} words. Each paragraph \
-takes one theme: it opens with the theme, then says of each of its works, in one or two sentences taken from the \
-work's notes, what the work does or finds, every sentence ending with the work's key in square brackets as in the \
-notes; only its last sentence starts "This paper" and says how the paper builds on those works, differs from them \
-or addresses what they leave open. {rules} Answer with the section text only, without a heading or a preamble."""
+Write the related-work section about these works in 2 to 4 paragraphs, at most {words} words, one theme of the works \
+a paragraph, each shaped like this:
+<The theme, in one sentence>. <What one work of the theme does or finds, from its notes> [R2]. <What another work \
+does or finds> [R5]. ... This paper <how the paper builds on these works, differs from them or addresses what they \
+leave open>.
+{rules} Answer with the section text only, without a heading or a preamble."""
 
 ORCHESTRATOR = """You coordinate {n_agents} agents writing the related-work section of the target paper \
 "{title}" together in a shared workspace. Round {round} of {rounds}.
