@@ -24,7 +24,9 @@ content per citation); the human section's author–year citations are mapped to
 from __future__ import annotations
 
 import argparse
+import json
 import os
+from pathlib import Path
 
 import pandas as pd
 
@@ -67,7 +69,6 @@ def from_hoang_kan(path: str, out_dir: str) -> str:
     in the simple layout; the path written. The papers have no title or abstract of their own: the ACL id stands
     for the title and the gold section's first sentence for the abstract (these counts never compare to the gold).
     """
-    import json
 
     from crewlib.text import sentences
 
@@ -87,7 +88,6 @@ def from_hoang_kan(path: str, out_dir: str) -> str:
 def from_recent(path: str, out_dir: str) -> str:
     """A file of recent papers with their own sections (``--recent``) written in the simple layout as a user brings
     them: title, abstract, introduction, references keyed ``ref1..`` with their authors and years; the path."""
-    import json
 
     out = os.path.join(out_dir, os.path.basename(path).replace(".jsonl", "") + ".recent.jsonl")
     os.makedirs(out_dir, exist_ok=True)
@@ -188,7 +188,8 @@ def main() -> None:
     print(numeric.groupby("system", sort=False).mean().round(3).to_string())
     print("\nworst case over the papers:")
     print(numeric.groupby("system", sort=False).agg(WORST).round(3).to_string())
-    hoang_kan = {e.target_id for e in examples if e.title.startswith("ACL Anthology paper ")}  # from_hoang_kan's
+    hoang_kan = {json.loads(line)["id"] for path in args.hoang_kan
+                 for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()}
     relating = relating_rows(frame, examples, tasks, params.output.support_threshold, hoang_kan)
     print("\nrelating measures (crewlib.eval.relating; human: each paper's own section), mean over the papers:")
     print(relating.drop(columns=["paper"]).groupby("system", sort=False).mean().round(3).to_string())

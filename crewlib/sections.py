@@ -537,22 +537,21 @@ def count_faults(text: str, sources: Mapping[str, str], checks: OutputChecks,
     the works' own texts, for slips, default ``sources``; ``paper``: the target, whose own sentences are judged
     apart); ``cited_sentences``: the sentences citing a known work."""
     texts = texts or sources
-    relating: list[str] = []
+    relating = unsupported_relating = 0
     sents = []
     for block in paragraphs(text):
         works = " ".join(sources[k] for k in _known_keys(block, sources))
         for s in sentences(block):
             if paper is not None and relates_to_paper(s, paper, texts):
-                relating.append(s)
-                if not supported_relation(s, paper.target_text, works, checks.support_threshold):
-                    relating.append("")  # an unsupported one (counted below)
+                relating += 1
+                unsupported_relating += not supported_relation(s, paper.target_text, works, checks.support_threshold)
             else:
                 sents.append(s)
     supports = support_scores("\n\n".join(sents), sources)
     return {
-        "sentences": len(sents) + len([s for s in relating if s]),
-        "positioning_sentences": len([s for s in relating if s]),
-        "unsupported_positioning": relating.count(""),
+        "sentences": len(sents) + relating,
+        "positioning_sentences": relating,
+        "unsupported_positioning": unsupported_relating,
         "cited_sentences": len(supports),
         "repeated_sentences": sum(any(repeats_sentence(s, e, checks.sentence_threshold) for e in sents[:i])
                                   for i, s in enumerate(sents)),

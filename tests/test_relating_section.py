@@ -16,7 +16,7 @@ from crewlib.actions import Action
 from crewlib.data.records import Reference, RWGExample
 from crewlib.env import CrewEnv
 from crewlib.env.themed_compose import fallback_position, themed_schema
-from crewlib.env.themes import group_themes
+from crewlib.env.themes import LINK_BONUS, group_themes, similarity_matrix
 from crewlib.positioning import is_positioning, refers_to_paper, relates_works
 from crewlib.sections import OutputChecks, finish_section, paragraphs, section_faults
 from crewlib.tasks import build_tasks
@@ -61,14 +61,14 @@ def test_works_are_grouped_by_what_they_are_about(task):
     assert groups == [["r1", "r2", "r3"], ["r4", "r5", "r6"]]
 
 
-def test_a_citation_link_can_pull_a_work_into_its_theme(task):
-    texts = {k: f"{r.title}. {r.abstract}" for k, r in task.reference_by_key.items()}
-    r6 = task.id_to_key["r6"]
-    linked = {r6: frozenset({"r1", "r2", "r3"})}  # r6 cites every RL work (a bonus of 0.1 a pair cannot beat 3 words)
-    plain = group_themes(task.keys, texts, {}, task.key_to_id, size=3)
-    strong = {r6: frozenset({"r1", "r2", "r3"})}
-    with_links = group_themes(task.keys, texts, strong, task.key_to_id, size=6)
-    assert len(with_links) == 1 and len(plain) == 2 and linked  # size 6: one theme of all six works
+def test_a_citation_link_adds_its_bonus_to_the_two_works_it_joins_and_to_nothing_else():
+    texts = ["reward models from human preferences", "policy gradient clipping", "dense passage retrieval"]
+    plain = similarity_matrix(texts, [frozenset()] * 3, ["a", "b", "c"])
+    linked = similarity_matrix(texts, [frozenset({"c"}), frozenset(), frozenset()], ["a", "b", "c"])
+    assert linked[0, 2] == pytest.approx(plain[0, 2] + LINK_BONUS) == pytest.approx(linked[2, 0])
+    assert linked[0, 1] == plain[0, 1] and linked[1, 2] == plain[1, 2]
+    shared = similarity_matrix(texts, [frozenset({"z"}), frozenset({"z"}), frozenset()], ["a", "b", "c"])
+    assert shared[0, 1] == pytest.approx(plain[0, 1] + LINK_BONUS)  # both cite a third paper
 
 
 # ------------------------------------------------------------------ the themed Compose

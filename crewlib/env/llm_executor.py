@@ -36,9 +36,9 @@ from crewlib.env.themed_compose import themed_schema
 from crewlib.env.themes import Theme, group_themes
 from crewlib.env.workspace import FEEDBACK_KINDS, Note, Proposal, Workspace
 from crewlib.llm import Caller, ChatRequest, LLMClient, LLMError
-from crewlib.positioning import refers_to_paper
+from crewlib.positioning import refers_to_paper, target_name
 from crewlib.schema import ExecutorBlock, Params
-from crewlib.sections import as_work, is_truncated
+from crewlib.sections import as_work, is_truncated, paragraphs
 from crewlib.tasks import Task, title_only
 from crewlib.text import approx_tokens, content_words, sentences, support
 
@@ -135,16 +135,10 @@ def mend_notes(texts: list[str]) -> list[str]:
     return out
 
 
-def target_name(task: Task) -> str | None:
-    """The target's short name when its title has one ("ProphetNet: Predicting ..." → "ProphetNet")."""
-    head, sep, _ = task.title.partition(":")
-    return head.strip() if sep and 0 < len(head.split()) <= 2 else None
-
-
 def about_target(note: str, task: Task, reference: Reference) -> bool:
     """A note taken on ``reference`` that is about the target instead: it names the target (its short name,
     absent from the reference's text), or the target's title and abstract hold more of it than the reference's."""
-    name = target_name(task)
+    name = target_name(task.title)
     own = f"{reference.title} {reference.abstract}"
     if name and re.search(rf"\b{re.escape(name)}\b", note) and not re.search(rf"\b{re.escape(name)}\b", own):
         return True
@@ -467,7 +461,7 @@ class LLMExecutor(Executor):
         for ``trace.json`` and ``summary.json``."""
         themes = self.themes.get(task.target_id, [])
         mixed = sum(len({t.id for t in themes for k in find_citation_keys(block) if k in t.keys}) > 1
-                    for block in section.split("\n\n") if block.strip())
+                    for block in paragraphs(section))
         return {"themes": [list(t.keys) for t in themes], "paragraphs": list(self.paragraphs),
                 "counts": {**self.themed_counts, "mixed_paragraphs": mixed}}
 
