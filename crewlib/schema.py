@@ -399,6 +399,8 @@ class MultiNewsBlock(Block):
     split: str  # of the Hub dataset (data.source hub); the bundled sample and local files have one
     task_wording: Literal["related_work", "news_summary"]
     attribute_uncited: bool
+    prompt_edition: Literal[EDITIONS]  # type: ignore[valid-type]  # llm.prompt_edition of the Multi-News run
+    compose_form: Literal["paragraph", "sentences", "themed"]  # executor.compose_form of the Multi-News run
     out_dir: str
 
 

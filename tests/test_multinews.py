@@ -45,7 +45,7 @@ def test_news_wording_leaves_no_related_work_phrase_in_what_is_sent():
 def test_every_news_phrase_still_occurs_in_a_template():
     """A template edited without the table would silently keep its related-work wording for Multi-News."""
     text = "\n".join(v for k, v in vars(prompts).items() if k.isupper() and isinstance(v, str))
-    text += "\n".join(prompts.RUBRICS.values())
+    text += "\n".join(prompts.RUBRICS.values()) + "\n".join(prompts.SECTION_RULES.values())
     stale = [old[:60] for old, _ in prompts.NEWS_SUMMARY if old not in text]
     assert not stale
 
@@ -150,3 +150,12 @@ def test_uncited_news_sentences_get_their_sources_key_only_when_switched_on():
     from crewlib.experiments.multinews import multinews_params
 
     assert multinews_params(load_params("quick")).executor.attribute_uncited is True
+
+
+def test_the_news_run_sends_section_rules_with_no_paper_to_relate_to():
+    """quick.yaml's relating edition asks for a sentence on "this paper"; a news summary has none to relate to."""
+    mparams = multinews_params(load_params("quick"))
+    assert mparams.llm.prompt_edition != load_params("quick").llm.prompt_edition  # the check below has a point
+    rules = prompts.reword(prompts.SECTION_RULES[mparams.llm.prompt_edition], mparams.llm.task_wording)
+    assert not RELATED_WORK_WORDING.search(rules), RELATED_WORK_WORDING.findall(rules)
+    assert mparams.executor.compose_form == "sentences"

@@ -101,11 +101,15 @@ class MultiNews:
 
 
 def multinews_params(params: Params) -> Params:
-    """The run's params with the prompts reworded for Multi-News (``multinews.task_wording``) and, with
+    """The run's params with the prompts reworded for Multi-News (``multinews.task_wording``), the prompts' edition
+    and Compose form of ``multinews.prompt_edition`` / ``multinews.compose_form`` (a news summary has no paper to
+    relate its articles to: the relating edition's closing sentence on "this paper" has nothing to say) and, with
     ``multinews.attribute_uncited``, CREW's uncited news sentences given their source's key."""
     settings = params.multinews
-    return with_overrides(params, {"llm": {"task_wording": settings.task_wording},
-                                   "executor": {"attribute_uncited": settings.attribute_uncited}})
+    return with_overrides(params, {"llm": {"task_wording": settings.task_wording,
+                                           "prompt_edition": settings.prompt_edition},
+                                   "executor": {"attribute_uncited": settings.attribute_uncited,
+                                                "compose_form": settings.compose_form}})
 
 
 def multinews_examples(params: Params, targets: int | None = None) -> list[RWGExample]:
