@@ -38,7 +38,7 @@ from crewlib.citations import check_citations  # noqa: E402
 from crewlib.config import load_params, resolve_path, with_overrides  # noqa: E402
 from crewlib.data.loaders import load_task_data  # noqa: E402
 from crewlib.eval import EvalExample, Evaluator  # noqa: E402
-from crewlib.eval.relating import relating_scores  # noqa: E402
+from crewlib.eval.relating import relating_scores, task_relating  # noqa: E402
 from crewlib.experiments import run_generations  # noqa: E402
 from crewlib.llm import connect  # noqa: E402
 from crewlib.schema import Params
@@ -108,10 +108,8 @@ def relating_rows(frame: pd.DataFrame, examples: list, tasks: dict, threshold: f
     is undefined (NaN) on the papers of ``no_paper_text`` (Hoang & Kan's: no abstract of their own)."""
     rows = []
     for row in frame.itertuples():
-        task = tasks[row.example]
-        works = {k.lower(): f"{r.title}. {r.abstract}" for k, r in task.reference_by_key.items()}
         rows.append({"system": row.system, "paper": row.example,
-                     **relating_scores(row.text, task.title, task.abstract, works, threshold)})
+                     **task_relating(row.text, tasks[row.example], threshold)})
     for example in examples:
         if example.gold_related_work.strip():
             cited = [(surname(r.authors[0]) if r.authors else "", r.year,

@@ -25,6 +25,7 @@ from crewlib.baselines.runner import run_system
 from crewlib.config import ParamsError, load_params, resolve_path
 from crewlib.data import DatasetUnavailableError, RWGExample
 from crewlib.env.trace import EpisodeTrace
+from crewlib.eval.relating import task_relating
 from crewlib.llm import LLMError, embedded_runtime
 from crewlib.schema import Params
 from crewlib.tasks import Task, build_tasks
@@ -72,6 +73,7 @@ def run_demo(params: Params, *, rounds: int | None = None, target_index: int | N
         "citation_verification": trace.citation_check["verification"],
         "citation_markers": trace.citation_check["markers"], "draft_words": len(trace.final_draft.split()),
         "output_checks": trace.output_checks, **({"themes": trace.themes} if trace.themes else {}),
+        "relating": task_relating(generation.text, run.task, params.output.support_threshold),
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     return DemoResult(target, generation, trace, summary, out)

@@ -19,6 +19,7 @@ from fakes import Step
 
 from crewlib.cli import main
 from crewlib.config import PROJECT_ROOT, ParamsError, load_params
+from crewlib.eval.relating import MEASURES
 from crewlib.write import (
     LatexPaperError,
     ReferenceFileError,
@@ -252,6 +253,8 @@ def test_crew_write_tex_writes_a_section_citing_only_keys_of_its_bib(tmp_path, c
     assert cited and cited <= bib_keys
     summary = json.loads((out / "summary.json").read_text())
     assert summary["title"].startswith("CREW: Cooperative")
+    # the section's relating measures, computed on the section written (an extractive list positions nothing)
+    assert set(summary["relating"]) == set(MEASURES) and summary["relating"]["positioning"] == 0.0
 
 
 def test_the_written_latex_compiles_when_input_into_a_paper(tmp_path):

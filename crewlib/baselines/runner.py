@@ -27,6 +27,7 @@ class SystemRun:
     system: System  # after the run: ``trace`` for the environment's systems
     client: LLMClient | None  # None for a system without an LLM
     params: Params  # with the rounds override applied
+    task: Task  # the task the system wrote for
 
 
 def run_system(params: Params, name: str, example: RWGExample, task: Task | Callable[[dict], Task], *,
@@ -48,4 +49,4 @@ def run_system(params: Params, name: str, example: RWGExample, task: Task | Call
     system = make_system(name, params, client)
     for hook in hooks:
         hook(system, client, task)
-    return SystemRun(system.generate(example, task), system, client, params)
+    return SystemRun(system.generate(example, task), system, client, params, task)

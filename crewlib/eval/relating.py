@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from crewlib.citations import citation_spans
 from crewlib.positioning import claim_stems, is_positioning, refers_to_paper
 from crewlib.sections import is_meta, paragraphs
+from crewlib.tasks import Task
 from crewlib.text import content_words, sentences, strip_markers, support
 
 SYNTHESIS_STEMS = 6  # content stems, beyond the words of relation, that a sentence citing several works must hold
@@ -242,6 +243,14 @@ def relating_scores(text: str, title: str, paper_text: str, works_text: Mapping[
     }
 
 
+def task_relating(text: str, task: Task, threshold: float) -> dict[str, float | None]:
+    """:func:`relating_scores` of a section written for ``task``: the paper's text is its abstract (with the
+    introduction a user gave, :func:`crewlib.data.records.with_introduction`), each work's text its title and
+    abstract under its key. In the demo's and ``crew write``'s ``summary.json`` and the quality benchmark."""
+    works = {key: f"{ref.title}. {ref.abstract}" for key, ref in task.reference_by_key.items()}
+    return relating_scores(text, task.title, task.abstract, works, threshold)
+
+
 __all__ = ["MEASURES", "SYNTHESIS_STEMS", "Paragraph", "Sentence", "content_per_citation", "positioning",
            "positioning_any", "relating_scores", "section_paragraphs", "split_sentences", "synthesis",
-           "theme_coherence"]
+           "task_relating", "theme_coherence"]

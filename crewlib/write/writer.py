@@ -19,6 +19,7 @@ from crewlib import CrewError
 from crewlib.baselines import system_class
 from crewlib.baselines.runner import run_system
 from crewlib.data.records import RecordError, Reference, RWGExample, with_introduction
+from crewlib.eval.relating import task_relating
 from crewlib.schema import Params
 from crewlib.tasks import build_tasks
 from crewlib.write.reference_files import ReferenceList
@@ -169,7 +170,7 @@ def write_related_work(title: str, abstract: str, references: ReferenceList | Se
         for bar in bars:
             if bar is not None:
                 bar.close()
-    return _save(example, run.generation, references, run.system, run.client, out, extra_summary or {})
+    return _save(example, run, references, out, extra_summary or {})
 
 
 def _check_outcome(system: str, generation) -> None:
@@ -187,7 +188,8 @@ def _check_outcome(system: str, generation) -> None:
                           + "; nothing written")
 
 
-def _save(example, generation, references, writer, client, out: Path, extra: dict) -> WriteResult:
+def _save(example, run, references, out: Path, extra: dict) -> WriteResult:
+    generation, writer, client = run.generation, run.system, run.client
     refs = list(example.references)
     title_only = references.title_only if isinstance(references, ReferenceList) else []
     years = references.years_as_written if isinstance(references, ReferenceList) else {}
@@ -213,7 +215,8 @@ def _save(example, generation, references, writer, client, out: Path, extra: dic
                "completion_tokens": cost["completion_tokens"], "wall_time_s": round(generation.wall_s, 2),
                "fallbacks": dict(generation.fallbacks), "words": len(generation.text.split()),
                "rounds": generation.notes.get("rounds"), "output_checks": generation.notes.get("output_checks"),
-               **({"themes": generation.notes["themes"]} if "themes" in generation.notes else {}), **extra}
+               **({"themes": generation.notes["themes"]} if "themes" in generation.notes else {}),
+               "relating": task_relating(generation.text, run.task, run.params.output.support_threshold), **extra}
     footer = (f"Written by {generation.system}" + (f" with {summary['model']}" if summary["model"] else "") + ". "
               f"Citation verification: {check.resolved}/{check.citations} citations resolve"
               + (f"; known by their title only: {len(title_only)} of {len(refs)} references" if title_only else "")
