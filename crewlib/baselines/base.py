@@ -19,6 +19,7 @@ from crewlib import CrewError, prompts
 from crewlib.citations import CitationCheck, check_citations
 from crewlib.data.records import RWGExample
 from crewlib.llm import Caller, CallRecord, Ledger, LLMClient
+from crewlib.prompts.parts import parts_text
 from crewlib.schema import Params
 from crewlib.sections import OutputChecks, finish_section
 from crewlib.tasks import Task, task_for, title_only
@@ -84,8 +85,10 @@ class System:
         """The fewest rounds in which this system can write anything (1: it writes in its first)."""
         return 1
 
-    def caller(self, role: str, agent: int | None = None) -> Caller:
-        return Caller(self.name, role, agent)
+    def caller(self, role: str, agent: int | None = None, *, round: int | None = None,
+               parts: tuple[tuple[str, int], ...] = ()) -> Caller:
+        """Who makes a call, with the round and the prompt's parts (:mod:`crewlib.prompts.parts`) when known."""
+        return Caller(self.name, role, agent, round, parts_text(parts))
 
     def task(self, example: RWGExample) -> Task:
         """The target and its pool in relevance order, as the run's :func:`~crewlib.tasks.build_tasks` made it."""

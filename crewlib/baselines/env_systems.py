@@ -32,6 +32,7 @@ from crewlib.env.executors import SurrogateExecutor
 from crewlib.env.llm_executor import LLMExecutor
 from crewlib.env.policies import FIXED_SCHEDULE, FixedSchedule, run_episode
 from crewlib.llm import Caller, LLMClient, LLMError
+from crewlib.prompts.parts import Filled, fill, parts_text
 from crewlib.tasks import Task, title_only
 
 
@@ -160,7 +161,7 @@ class OrchestratorPolicy:
         self.fallbacks: Counter = Counter()
         self.assigned: list[dict[str, str]] = []  # per round: agent → action name the LLM chose (validated)
 
-    def state_prompt(self, t: int, infos: dict, allowed: list[list[str]]) -> str:
+    def state_prompt(self, t: int, infos: dict, allowed: list[list[str]]) -> Filled:
         """The full workspace state, as CREW's agents can see it (never the gold section), with each agent's allowed
         action names."""
         ws, task = self.env.ws, self.env.current_task
@@ -177,8 +178,8 @@ class OrchestratorPolicy:
         notes = "\n".join(f"  - {n.text}" for n in ws.global_notes) or "  (none)"
         draft = "\n".join(f"  {s.id}: {s.text}" for s in ws.draft) or "  (empty)"
         feedback = "\n".join(f"  - {f.kind} on {f.segment_id}: {f.text}" for f in ws.open_feedback()) or "  (none)"
-        return prompts.ORCHESTRATOR.format(
-            n_agents=len(infos), title=task.title, round=t + 1, rounds=self.env.config.horizon,
+        return fill(
+            prompts.ORCHESTRATOR, n_agents=len(infos), title=task.title, round=t + 1, rounds=self.env.config.horizon,
             n_refs=len(task.references), n_read=len(read_team), unread=unread, n_global=len(ws.global_notes),
             notes=notes, n_segments=len(ws.draft), draft_words=len(ws.draft_text.split()), draft=draft,
             n_feedback=len(ws.open_feedback()), feedback=feedback, agents="\n".join(agents))
@@ -202,13 +203,14 @@ class OrchestratorPolicy:
         agents = list(observations)
         masks = self.allowed(t, infos)
         allowed = [[ACTION_NAMES[a] for a, ok in enumerate(mask) if ok] for mask in masks]
-        messages = [{"role": "system", "content": prompts.AGENT_SYSTEM},
-                    {"role": "user", "content": self.state_prompt(t, infos, allowed)}]
+        prompt = self.state_prompt(t, infos, allowed)
+        messages = [{"role": "system", "content": prompts.AGENT_SYSTEM}, {"role": "user", "content": prompt.text}]
         chosen: dict[int, str] = {}
         failed = False
         schema = allowed_actions_schema(allowed) if self.constrain else Assignments
         try:
-            answer = self.client.chat_json(messages, schema, caller=Caller(self.system, "orchestrator"),
+            answer = self.client.chat_json(messages, schema, caller=Caller(self.system, "orchestrator", None, t,
+                                                                       parts_text(prompt.with_system(prompts.AGENT_SYSTEM))),
                                            max_tokens=self.max_tokens, prompt_version=prompts.PROMPT_VERSION)
             if self.constrain:
                 chosen = {i: getattr(answer.parsed, f"agent_{i}") for i in range(len(agents))}

@@ -27,6 +27,7 @@ from crewlib.baselines.base import Generation, approx_tokens
 from crewlib.baselines.single import _OnePrompt
 from crewlib.data.records import RWGExample
 from crewlib.llm import LLMError
+from crewlib.prompts.parts import Filled, fill
 from crewlib.tasks import Task, title_only
 from crewlib.text import sentences
 
@@ -147,26 +148,26 @@ class SRW(_OnePrompt):
                                        prompt_version=prompts.PROMPT_VERSION)
         return result.parsed
 
-    def read_prompt(self, task: Task, memory: WorkingMemory, key: str) -> str:
+    def read_prompt(self, task: Task, memory: WorkingMemory, key: str) -> Filled:
         """The reader's prompt on ``key`` since edition 2026-12-06.1 (``SRW_READ_WORK``)."""
         ref = task.reference_by_key[key]
         ref_text = prompts.SRW_TITLE_ONLY if title_only(ref) else ref.abstract[:1200]
-        return prompts.SRW_READ_WORK.format(title=task.title, key=key, ref_title=ref.title, ref_text=ref_text,
-                                            memory=json.dumps(memory.model_dump(), ensure_ascii=False))
+        return fill(prompts.SRW_READ_WORK, title=task.title, key=key, ref_title=ref.title, ref_text=ref_text,
+                    memory=json.dumps(memory.model_dump(), ensure_ascii=False))
 
     def read_work(self, task: Task, memory: WorkingMemory, key: str) -> WorkingMemory:
         """The reader's answer on ``key`` (its notes on the work, and the earlier notes it gives again)."""
-        messages = [{"role": "system", "content": prompts.WRITER_SYSTEM},
-                    {"role": "user", "content": self.read_prompt(task, memory, key)}]
-        result = self.client.chat_json(messages, WorkingMemory, caller=self.caller("reader"),
+        prompt = self.read_prompt(task, memory, key)
+        messages = [{"role": "system", "content": prompts.WRITER_SYSTEM}, {"role": "user", "content": prompt.text}]
+        result = self.client.chat_json(messages, WorkingMemory,
+                                       caller=self.caller("reader", parts=prompt.with_system(prompts.WRITER_SYSTEM)),
                                        max_tokens=int(self.settings.read_max_tokens), prompt_version=self.edition)
         return result.parsed
 
-    def write_prompt(self, task: Task, order: list[str], memory: WorkingMemory) -> str:
+    def write_prompt(self, task: Task, order: list[str], memory: WorkingMemory) -> Filled:
         """The write prompt since edition 2026-12-06.1 (``SRW_WRITE``): every work read, with its notes."""
-        return prompts.SRW_WRITE.format(title=task.title, abstract=task.abstract,
-                                        works=works_block(task, order, memory), words=task.target_words,
-                                        rules=prompts.SECTION_RULES[self.edition])
+        return fill(prompts.SRW_WRITE, title=task.title, abstract=task.abstract, works=works_block(task, order, memory),
+                    words=task.target_words, rules=prompts.SECTION_RULES[self.edition])
 
     def write_from_memory(self, task: Task, order: list[str], memory: WorkingMemory) -> str:
         if self.recorded:
@@ -174,9 +175,10 @@ class SRW(_OnePrompt):
             read_list = "\n".join(f"[{k}] {titles[k]}" for k in order)
             notes = "\n".join(f"- [{n.key}] {n.note}" for n in memory.notes)
             return self.write(task, f"References read:\n{read_list}\n\nWorking memory:\n{notes}")
-        messages = [{"role": "system", "content": prompts.WRITER_SYSTEM},
-                    {"role": "user", "content": self.write_prompt(task, order, memory)}]
-        return self.client.chat(messages, caller=self.caller("writer"), max_tokens=self.max_tokens,
+        prompt = self.write_prompt(task, order, memory)
+        messages = [{"role": "system", "content": prompts.WRITER_SYSTEM}, {"role": "user", "content": prompt.text}]
+        return self.client.chat(messages, caller=self.caller("writer", parts=prompt.with_system(prompts.WRITER_SYSTEM)),
+                                max_tokens=self.max_tokens,
                                 prompt_version=self.edition).content.strip()
 
     on_round = None  # optional callable(t) after each reading round (crew write's progress bar)

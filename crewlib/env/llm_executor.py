@@ -37,6 +37,7 @@ from crewlib.env.themes import Theme, group_themes
 from crewlib.env.workspace import FEEDBACK_KINDS, Note, Proposal, Workspace
 from crewlib.llm import Caller, ChatRequest, LLMClient, LLMError
 from crewlib.positioning import refers_to_paper, target_name
+from crewlib.prompts.parts import Filled, fill, parts_text
 from crewlib.schema import ExecutorBlock, Params
 from crewlib.sections import as_work, is_truncated, paragraphs
 from crewlib.tasks import Task, title_only
@@ -209,54 +210,59 @@ class LLMExecutor(Executor):
 
     def messages(self, ws: Workspace, task: Task, req: ActionRequest, job: Job | None = None) -> list[dict[str, str]]:
         """The chat messages for one agent's action, within ``context_tokens`` (never the gold: not in ``task``)."""
+        return self.prompt(ws, task, req, job)[0]
+
+    def prompt(self, ws: Workspace, task: Task, req: ActionRequest,
+               job: Job | None = None) -> tuple[list[dict[str, str]], tuple[tuple[str, int], ...]]:
+        """:meth:`messages` and their parts' estimated tokens (:mod:`crewlib.prompts.parts`), for the ledger."""
         job = job or Job(req)
         budget = None
         if self.context_tokens:
             budget = self.context_tokens - self.max_tokens[ROLE[req.action]] - approx_tokens(prompts.AGENT_SYSTEM)
         notes = self.max_notes
         user = self._user_prompt(ws, task, job, notes)
-        while budget is not None and approx_tokens(user) > budget and notes > 0:
+        while budget is not None and approx_tokens(user.text) > budget and notes > 0:
             notes //= 2
             user = self._user_prompt(ws, task, job, notes)
-        if budget is not None and approx_tokens(user) > budget:
+        text = user.text
+        if budget is not None and approx_tokens(text) > budget:
             self.context_cuts += 1
-            user = user[:max(0, budget) * 4] + " ..."
-        return [{"role": "system", "content": prompts.AGENT_SYSTEM}, {"role": "user", "content": user}]
+            text = text[:max(0, budget) * 4] + " ..."
+        messages = [{"role": "system", "content": prompts.AGENT_SYSTEM}, {"role": "user", "content": text}]
+        return messages, user.with_system(prompts.AGENT_SYSTEM)
 
-    def _user_prompt(self, ws: Workspace, task: Task, job: Job, max_notes: int) -> str:
+    def _user_prompt(self, ws: Workspace, task: Task, job: Job, max_notes: int) -> Filled:
         keys, req = task.id_to_key, job.req
         topic = task.title
         if req.action == Action.RETRIEVE:
             ref = req.reference
-            return prompts.RETRIEVE.format(title=task.title, abstract=_short(task.abstract), key=keys[ref.id],
-                                           ref_title=ref.title, ref_abstract=ref.abstract)
+            return fill(prompts.RETRIEVE, title=task.title, abstract=_short(task.abstract), key=keys[ref.id],
+                        ref_title=ref.title, ref_abstract=ref.abstract)
         if req.action == Action.DISSEMINATE:
-            return prompts.DISSEMINATE.format(title=task.title, notes=_notes_block(ws.unshared(req.agent), keys))
+            return fill(prompts.DISSEMINATE, title=task.title, notes=_notes_block(ws.unshared(req.agent), keys))
         if req.action == Action.COMPOSE and job.segment_id is not None:
             segment = ws.segment(job.segment_id)
             problems = "\n".join(f"- ({f.id}) {f.text}" for f in ws.open_feedback() if f.segment_id == segment.id)
             cited = set(task.key_to_id[k] for k in find_citation_keys(segment.text) if k in task.key_to_id)
             notes = [n for n in ws.global_notes + ws.local_notes[req.agent] if set(n.sources) & cited]
-            return prompts.REVISE.format(topic=topic, segment_id=segment.id, text=segment.text, problems=problems,
-                                         knowledge=_notes_block(notes[:max_notes], keys), rules=self.rules)
+            return fill(prompts.REVISE, topic=topic, segment_id=segment.id, text=segment.text, problems=problems,
+                        knowledge=_notes_block(notes[:max_notes], keys), rules=self.rules)
         if req.action == Action.COMPOSE:
             cited = ", ".join(dict.fromkeys(keys[s] for n in job.notes for s in n.sources))
+            knowledge = _notes_block(list(job.notes)[:max_notes], keys)
             if self.compose_form == "themed":
                 comparison = prompts.COMPOSE_COMPARISON if len(set(s for n in job.notes for s in n.sources)) > 1 else ""
-                return prompts.COMPOSE_THEMED.format(topic=topic, paper=task.abstract, outline=outline_block(ws, task),
-                                                     knowledge=_notes_block(list(job.notes)[:max_notes], keys),
-                                                     keys=cited, comparison=comparison, rules=self.rules)
+                return fill(prompts.COMPOSE_THEMED, topic=topic, paper=task.abstract, outline=outline_block(ws, task),
+                            knowledge=knowledge, keys=cited, comparison=comparison, rules=self.rules)
             if self.compose_form == "sentences":
-                return prompts.COMPOSE_SENTENCES.format(topic=topic, outline=outline_block(ws, task), keys=cited,
-                                                        knowledge=_notes_block(list(job.notes)[:max_notes], keys),
-                                                        rules=self.rules)
+                return fill(prompts.COMPOSE_SENTENCES, topic=topic, outline=outline_block(ws, task), keys=cited,
+                            knowledge=knowledge, rules=self.rules)
             n_sentences, words = compose_length(self.compose_sources)
-            return prompts.COMPOSE.format(topic=topic, abstract=_short(task.abstract, 50),
-                                          outline=outline_block(ws, task), keys=cited, sentences=n_sentences,
-                                          words=words, rules=self.rules,
-                                          knowledge=_notes_block(list(job.notes)[:max_notes], keys))
-        return prompts.CRITIQUE.format(title=task.title, keys=", ".join(task.keys), draft=_draft_block(ws),
-                                       knowledge=_notes_block(_newest(ws.global_notes, max_notes), keys))
+            return fill(prompts.COMPOSE, topic=topic, abstract=_short(task.abstract, 50),
+                        outline=outline_block(ws, task), keys=cited, sentences=n_sentences, words=words,
+                        rules=self.rules, knowledge=knowledge)
+        return fill(prompts.CRITIQUE, title=task.title, keys=", ".join(task.keys), draft=_draft_block(ws),
+                    knowledge=_notes_block(_newest(ws.global_notes, max_notes), keys))
 
     # ------------------------------------------------------------------ one round
     def plan(self, ws: Workspace, task: Task, requests: list[ActionRequest]) -> list[Job | Proposal]:
@@ -413,12 +419,15 @@ class LLMExecutor(Executor):
         jobs = [p for p in planned if isinstance(p, Job)]
         schemas = [self.schema(ws, task, j) for j in jobs]
         # Compose's wording is the only one an edition changes: the other roles keep their cache keys (and answers).
-        batch = [ChatRequest(self.messages(ws, task, j.req, j), caller=Caller(self.system, ROLE[j.req.action],
-                                                                              j.req.agent),
-                             schema=schema, max_tokens=self.max_tokens[ROLE[j.req.action]],
-                             prompt_version=self.edition if j.req.action == Action.COMPOSE else prompts.PROMPT_VERSION,
-                             sample_index=t)
-                 for j, schema in zip(jobs, schemas, strict=True)]
+        batch = []
+        for j, schema in zip(jobs, schemas, strict=True):
+            messages, parts = self.prompt(ws, task, j.req, j)
+            batch.append(ChatRequest(messages, caller=Caller(self.system, ROLE[j.req.action], j.req.agent, t,
+                                                             parts_text(parts)),
+                                     schema=schema, max_tokens=self.max_tokens[ROLE[j.req.action]],
+                                     prompt_version=(self.edition if j.req.action == Action.COMPOSE
+                                                     else prompts.PROMPT_VERSION),
+                                     sample_index=t))
         answered = iter(schemas)  # read after the batch: a compose schema counts what its validator changed
         outcomes = iter(self.client.batch(batch, return_exceptions=True))
         proposals = []

@@ -24,6 +24,8 @@ class Caller:
     system: str = "unknown"
     role: str = "unknown"
     agent: int | None = None
+    round: int | None = None  # the episode's round (CREW), or None
+    parts: str = ""  # the prompt's estimated tokens by part (crewlib.prompts.parts.parts_text), "" when unmeasured
 
 
 @dataclass(frozen=True)
@@ -48,10 +50,22 @@ class CallRecord:
     # why this call was made again: "" (a first ask), "invalid" (the answer was not valid JSON for its schema),
     # "cut" (the answer stopped at max_tokens), "schema_refused" (the endpoint refused a json_schema request)
     reask: str = ""
+    round: int | None = None  # the caller's round
+    prompt_parts: str = ""  # the caller's prompt parts: "fixed=310;target=120;notes=80;..." (estimates)
 
     @property
     def billed(self) -> bool:
         return not self.cache_hit and self.error is None
+
+
+def _parse_parts(cell: str) -> dict[str, int]:
+    """A ``prompt_parts`` cell (``fixed=310;target=120``) read back; {} when empty."""
+    out = {}
+    for item in (cell or "").split(";"):
+        name, _, tokens = item.partition("=")
+        if tokens:
+            out[name] = int(tokens)
+    return out
 
 
 class Ledger:
@@ -77,6 +91,7 @@ class Ledger:
             error=None if error is None else f"{type(error).__name__}: {error}"[:500],
             request_key=request_key, prompt_tokens_cached=prompt_tokens_cached,
             recorded_latency_s=latency_s if recorded_latency_s is None else recorded_latency_s, reask=reask,
+            round=caller.round, prompt_parts=caller.parts,
         )
         self.add(rec)
         return rec
@@ -111,6 +126,38 @@ class Ledger:
             "latency_s": sum(r.latency_s for r in recs),
             "recorded_latency_s": sum(r.recorded_latency_s for r in recs),
         }
+
+    def breakdown(self, records: list[CallRecord] | None = None) -> dict[str, dict]:
+        """Where the cost went: calls, prompt tokens (and those the endpoint reused), completion tokens and model
+        seconds by action (the caller's role) and by round, and prompt tokens by prompt part (fixed instructions,
+        target, references, notes, draft: each call's measured prompt tokens shared out in proportion to its
+        parts' estimates, :mod:`crewlib.prompts.parts`; ``unmeasured`` for a call whose parts were not recorded)."""
+        recs = self.records if records is None else records
+
+        def add(table: dict, key, r: CallRecord) -> None:
+            row = table.setdefault(key, {"calls": 0, "prompt_tokens": 0, "prompt_tokens_cached": 0,
+                                         "completion_tokens": 0, "model_s": 0.0})
+            row["calls"] += 1
+            row["prompt_tokens"] += r.prompt_tokens
+            row["prompt_tokens_cached"] += r.prompt_tokens_cached
+            row["completion_tokens"] += r.completion_tokens
+            row["model_s"] = round(row["model_s"] + r.recorded_latency_s, 3)
+
+        by_action: dict = {}
+        by_round: dict = {}
+        by_part: dict[str, float] = {}
+        for r in recs:
+            add(by_action, r.role, r)
+            if r.round is not None:
+                add(by_round, r.round, r)
+            parts = {k: v for k, v in _parse_parts(r.prompt_parts).items() if v > 0}
+            total = sum(parts.values())
+            if not total:
+                by_part["unmeasured"] = by_part.get("unmeasured", 0) + r.prompt_tokens
+            for name, estimate in parts.items():
+                by_part[name] = by_part.get(name, 0) + r.prompt_tokens * estimate / total
+        return {"by_action": by_action, "by_round": {str(k): v for k, v in sorted(by_round.items())},
+                "by_part": {k: round(v) for k, v in by_part.items()}}
 
     def to_dataframe(self) -> pd.DataFrame:
         columns = [f.name for f in dataclasses.fields(CallRecord)]

@@ -216,7 +216,8 @@ def _save(example, run, references, out: Path, extra: dict) -> WriteResult:
                "fallbacks": dict(generation.fallbacks), "words": len(generation.text.split()),
                "rounds": generation.notes.get("rounds"), "output_checks": generation.notes.get("output_checks"),
                **({"themes": generation.notes["themes"]} if "themes" in generation.notes else {}),
-               "relating": task_relating(generation.text, run.task, run.params.output.support_threshold), **extra}
+               "relating": task_relating(generation.text, run.task, run.params.output.support_threshold),
+               **({"cost": client.ledger.breakdown(list(generation.records))} if client else {}), **extra}
     footer = (f"Written by {generation.system}" + (f" with {summary['model']}" if summary["model"] else "") + ". "
               f"Citation verification: {check.resolved}/{check.citations} citations resolve"
               + (f"; known by their title only: {len(title_only)} of {len(refs)} references" if title_only else "")
