@@ -49,6 +49,14 @@ class TaxonomyNode:
         return "\n".join(lines)
 
 
+TIE = 1e-5  # cosines this close are a tie (MiniLM's last bits are not stable across runs)
+
+
+def _first_best(scores: np.ndarray) -> int:
+    """The first index whose score is within :data:`TIE` of the highest."""
+    return int(np.flatnonzero(scores >= scores.max() - TIE)[0])
+
+
 def unit_rows(vectors: np.ndarray) -> np.ndarray:
     """Each row of ``vectors`` scaled to unit length (a zero row stays near zero)."""
     vectors = np.atleast_2d(np.asarray(vectors, dtype=float))
@@ -64,7 +72,7 @@ def _threshold_clusters(papers: list[str], vector: Mapping[str, np.ndarray], thr
         v = vector[paper]
         if groups:
             sims = unit_rows(np.stack(sums)) @ v
-            best = int(np.argmax(sims))
+            best = _first_best(sims)
             if sims[best] >= threshold:
                 groups[best].append(paper)
                 sums[best] = sums[best] + v
@@ -77,24 +85,30 @@ def _threshold_clusters(papers: list[str], vector: Mapping[str, np.ndarray], thr
 def _split_in_two(papers: list[str], vector: Mapping[str, np.ndarray]) -> list[list[str]]:
     """Split around the two least similar labels (a paper equally close to both joins the smaller
     group); one group if every label is the same."""
+    if len(papers) < 2:
+        return [list(papers)]
     matrix = np.stack([vector[p] for p in papers])
     sims = matrix @ matrix.T
-    a, b = np.unravel_index(int(np.argmin(sims)), sims.shape)
+    upper = [(i, j) for i in range(len(papers)) for j in range(i + 1, len(papers))]
+    a, b = upper[_first_best(np.array([-sims[i, j] for i, j in upper]))]
     if sims[a, b] >= 1 - 1e-6:
         return [list(papers)]
     groups: list[list[str]] = [[], []]
     for i, paper in enumerate(papers):
         gap = sims[i, a] - sims[i, b]
-        side = (0 if len(groups[0]) <= len(groups[1]) else 1) if abs(gap) < 1e-9 else (0 if gap > 0 else 1)
+        side = (0 if len(groups[0]) <= len(groups[1]) else 1) if abs(gap) < TIE else (0 if gap > 0 else 1)
         groups[side].append(paper)
     return groups
 
 
 def _representative(papers: list[str], labels: Mapping[str, str], vector: Mapping[str, np.ndarray]) -> str:
-    """The member label closest to the cluster's centroid (first on ties)."""
+    """The member label closest to the cluster's centroid (first on ties). Cosines are compared at
+    :data:`TIE` of the closest are a tie: two members are always exactly as close to their centroid, and MiniLM's
+    last bits vary between runs (memory alignment in the CPU kernels), so without it the name chosen for a
+    two-paper node, and every prompt that shows the taxonomy, changed from run to run."""
     matrix = np.stack([vector[p] for p in papers])
     centroid = unit_rows(matrix.sum(axis=0))[0]
-    return labels[papers[int(np.argmax(matrix @ centroid))]]
+    return labels[papers[_first_best(matrix @ centroid)]]
 
 
 def build_taxonomy(labels: Mapping[str, str], dimension: str, delta: int, l_max: int, embed_fn: EmbedFn, *,
