@@ -240,3 +240,32 @@ def test_policies_respect_masks_and_return_matches_the_trace(examples):
     assert env.invalid_actions == 0 and env.trace.rounds[0]["actions"]["agent_0"] == Action.RETRIEVE
     with pytest.raises(ValueError):
         FixedSchedule([7])
+
+
+def test_an_episode_that_stops_when_done_ends_once_every_work_is_cited_and_reviewed(examples):
+    """``rounds: auto`` (stop_when_done): every work with an abstract cited and the draft reviewed as it stands
+    with no open problem ends the episode; any of the three missing, it goes on."""
+    from crewlib.tasks import title_only
+
+    env = CrewEnv(examples, SurrogateExecutor(), env_config(horizon=15, stop_when_done=True))
+    env.reset(seed=0, options={"example_index": 0})
+    task, ws = env.current_task, env.ws
+    keys = [task.id_to_key[r.id] for r in task.references if not title_only(r)]
+    assert not env.finished()  # an empty draft
+    ws.write_segment(0, " ".join(f"Work {i} studies topic {i} [{k}]." for i, k in enumerate(keys[:-1])), None, 1)
+    ws.last_critique = 2
+    assert not env.finished()  # one work not cited
+    assert ws.write_segment(1, f"Graph neural networks learn representations of citation structure [{keys[-1]}].",
+                            None, 2)
+    assert not env.finished()  # cited, but the last change was not reviewed
+    ws.last_critique = 3
+    item = ws.add_feedback("style", None, "unclear", 1, t=3)
+    assert not env.finished()  # the critic left a problem open
+    ws.resolve([item.id], 3)
+    assert env.finished()
+    env.step({a: int(Action.DISSEMINATE) for a in env.agents})
+    assert not env.agents and env.t < 15  # the episode ended before the horizon
+    fixed = CrewEnv(examples, SurrogateExecutor(), env_config(horizon=15, stop_when_done=False))
+    fixed.reset(seed=0, options={"example_index": 0})
+    fixed.step({a: int(Action.DISSEMINATE) for a in fixed.agents})
+    assert fixed.agents  # a fixed horizon plays every round

@@ -76,7 +76,8 @@ class EnvSystem(System):
 
     def _generate(self, example: RWGExample, task: Task) -> Generation:
         rounds = self.rounds_for(task)
-        config = dataclasses.replace(EnvConfig.from_params(self.params), horizon=rounds)
+        config = dataclasses.replace(EnvConfig.from_params(self.params), horizon=rounds,
+                                     stop_when_done=self.settings.rounds == "auto")
         executor = self.executor()
         env = CrewEnv([example], executor, config, tasks=[task])
         policy = self.policy(env)
@@ -88,6 +89,8 @@ class EnvSystem(System):
                  "idle_actions": env.idle_actions, "team_return": trace.totals["return"],
                  "policy": getattr(policy, "name", type(policy).__name__), "output_checks": trace.output_checks,
                  "edits": trace.edits, "lost_citations": trace.lost_citations}
+        if config.stop_when_done:  # rounds: auto, which ends once nothing is left to do (CrewEnv.finished)
+            notes["rounds_played"] = env.t
         if hasattr(policy, "assigned"):
             notes["assigned"] = policy.assigned
         if getattr(executor, "attribute_uncited", False):

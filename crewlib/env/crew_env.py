@@ -20,7 +20,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from crewlib.actions import ACTION_NAMES, Action
-from crewlib.citations import find_citation_keys
+from crewlib.citations import check_citations, find_citation_keys
 from crewlib.data.records import RWGExample
 from crewlib.env.checks import feedback_is_real, fixed_feedback
 from crewlib.env.executors import ActionRequest, Executor
@@ -37,7 +37,7 @@ from crewlib.env.trace import EpisodeTrace
 from crewlib.env.workspace import Proposal, Workspace, merge_proposals
 from crewlib.schema import CapsBlock, Params, RewardBlock
 from crewlib.sections import OutputChecks
-from crewlib.tasks import Task
+from crewlib.tasks import Task, title_only
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,7 @@ class EnvConfig:
     round_masks: bool  # Compose / Critique masked at the level of the round
     masked_features: tuple[str, ...]  # features or groups observed as 0 (the social-observation ablation)
     disabled_actions: tuple[str, ...]  # actions removed from the action space (the no-Critique ablation)
+    stop_when_done: bool  # end before the horizon once there is nothing left to do (:meth:`CrewEnv.finished`)
 
     def __post_init__(self) -> None:
         feature_indices(self.masked_features)  # an unknown name fails here, not mid-episode
@@ -75,7 +76,8 @@ class EnvConfig:
                    weights=env.reward, caps=env.caps, duplicate_threshold=params.output.duplicate_threshold,
                    output=OutputChecks.from_params(params), compose_min_sources=env.compose_min_sources,
                    revision_guard=env.revision_guard, round_masks=env.round_masks,
-                   masked_features=tuple(env.masked_features), disabled_actions=tuple(env.disabled_actions))
+                   masked_features=tuple(env.masked_features), disabled_actions=tuple(env.disabled_actions),
+                   stop_when_done=False)
 
 
 class CrewEnv(ParallelEnv):
@@ -190,7 +192,7 @@ class CrewEnv(ParallelEnv):
         q_fb = feedback_quality(counts["real"], counts["resolved"], counts["pointless"], self.config.n_agents)
         terms = team_reward(before, self._quality, q_fb, cost.tokens, self.config.weights)
         rewards = {a: float(terms.total) for a in self.agents}
-        done = self.t >= self.config.horizon
+        done = self.t >= self.config.horizon or (self.config.stop_when_done and self.finished())
         terminations = {a: False for a in self.agents}
         truncations = {a: done for a in self.agents}
         observations, infos = self._observations(), self._infos()
@@ -201,6 +203,16 @@ class CrewEnv(ParallelEnv):
                                                             duplicate_threshold=ws.duplicate_threshold))
             self.agents = []
         return observations, rewards, terminations, truncations, infos
+
+    def finished(self) -> bool:
+        """Nothing left to do: every work of the pool with an abstract is cited in the draft, and the critic has
+        reviewed the draft as it stands and left no open problem (``rounds: auto`` stops here; the paper's fixed
+        horizon would spend the remaining rounds' calls on nothing)."""
+        ws, task = self.ws, self.current_task
+        readable = {r.id for r in task.references if not title_only(r)}
+        cited = set(check_citations(ws.draft_text, task.key_to_id).cited_ids) if ws.draft else set()
+        return (bool(ws.draft) and readable <= cited and not ws.open_feedback()
+                and ws.last_critique > ws.last_draft_change)
 
     # -------------------------------------------------------------- internals
     def _offer(self, agent: int, claimed: set[str]):
