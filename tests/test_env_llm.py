@@ -164,7 +164,7 @@ def test_a_new_paragraph_as_keyed_sentences_cites_each_work_by_construction(exam
     env, client = make_env(examples, make_client, scripted_server, compose_form="sentences")
     env.reset(seed=0, options={"example_index": 0})
     def note(request):
-        key = re.search(r"findings of \[(R\d+)\]", request["messages"][-1]["content"]).group(1)
+        key = re.search(r"(?:findings of |The reference, )\[(R\d+)\]", request["messages"][-1]["content"]).group(1)
         topic = ["graph kernels", "protein folding", "speech codecs", "robot grasping", "ocean tides", "tax law"]
         return json.dumps({"notes": [f"It studies {topic[int(key[1:]) % 6]} [{key}]."], "confidence": 0.7})
 

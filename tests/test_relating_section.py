@@ -15,6 +15,7 @@ from crewlib import prompts
 from crewlib.actions import Action
 from crewlib.data.records import Reference, RWGExample
 from crewlib.env import CrewEnv
+from crewlib.env.executors import ActionRequest
 from crewlib.env.themed_compose import fallback_position, themed_schema
 from crewlib.env.themes import LINK_BONUS, group_themes, similarity_matrix
 from crewlib.positioning import is_positioning, refers_to_paper, relates_works
@@ -202,7 +203,7 @@ def _answer(request: dict) -> str:
     schema = request["response_format"]["json_schema"]["schema"] if "response_format" in request else {}
     props = schema.get("properties", {})
     if "notes" in props:
-        reading = re.search(r"You are reading reference \[(R\d+)\] [^\n]*:\n([^\n]+)", prompt)
+        reading = re.search(r"(?:You are reading reference|The reference,) \[(R\d+)\] [^\n]*:\n([^\n]+)", prompt)
         note = f"{sentences(reading.group(2))[0]}" if reading else "A shared note [R1]."
         return json.dumps({"notes": [note], "confidence": 0.7})
     if "theme" in props:
@@ -246,6 +247,40 @@ def test_an_episode_writes_one_theme_a_paragraph_each_ending_on_the_paper(task, 
     assert all(prompts.SECTION_RULES[prompts.CURRENT_EDITION] in r["messages"][-1]["content"] for r in compose)
 
 
+
+def test_every_call_of_a_role_opens_with_what_is_fixed_and_critique_pays_only_for_unreviewed_paragraphs(
+        task, make_client, scripted_server):
+    """Edition 2026-12-06.1 (issue 47): the title, the role's instructions and the paper's own text first, what
+    changes last, so that a prompt cache serves the opening; a paragraph reviewed and unchanged is not shown again."""
+    import os
+
+    scripted_server.default = Step(200, _answer)
+    client = make_client(scripted_server, cache_mode="off", max_retries=0, concurrency=3)
+    env = CrewEnv([EXAMPLE], quick_executor(client, check_notes=False), env_config(horizon=8), tasks=[task])
+    env.reset(seed=0, options={"example_index": 0})
+    for action in (Action.RETRIEVE, Action.RETRIEVE, Action.DISSEMINATE, Action.COMPOSE, Action.CRITIQUE):
+        env.step({a: action for a in env.agents})
+    prompts_by_role: dict[str, list[str]] = {}
+    for r in scripted_server.requests:
+        props = json.dumps(r.get("response_format", {}))
+        role = "compose" if '"theme"' in props else "critique" if '"feedback"' in props else "notes"
+        prompts_by_role.setdefault(role, []).append(r["messages"][-1]["content"])
+    header = f"Target paper: {TITLE}\n"
+    for role, texts in prompts_by_role.items():
+        assert all(t.startswith(header) for t in texts), role
+        if len(texts) > 1:
+            shared = os.path.commonprefix(texts)
+            assert len(shared) > len(header) + 150, (role, shared)  # the role's instructions are shared too
+    compose = prompts_by_role["compose"]
+    assert all(t.index(ABSTRACT) < t.index("The section so far") for t in compose)  # the paper before the draft
+    assert prompts_by_role.get("critique") and env.ws.draft  # the draft was reviewed by an LLM call
+    reviewed = {seg.id for seg in env.ws.draft}
+    added = env.ws.write_segment(1, "Graph kernels compare molecules by their shared walks [R3].", None, env.t + 1)
+    assert added is not None
+    messages, _ = env.executor.prompt(env.ws, task, ActionRequest(0, Action.CRITIQUE, None))
+    shown = messages[-1]["content"].split("Draft paragraphs not reviewed yet (id: text):\n")[1]
+    assert [int(line.split(":")[0]) for line in shown.splitlines()] == [added.id]  # only what changed since
+    assert added.id not in reviewed
 
 def test_the_schema_asks_one_required_field_per_work_so_no_work_is_skipped():
     schema = themed_schema(frozenset({"R1", "R2", "R7"}), TITLE, ABSTRACT, {**WORKS, "R7": "A work."}, 0.5)

@@ -9,6 +9,7 @@ run can be broken down by what its prompts carry (``summary.json``'s ``cost``, `
 from __future__ import annotations
 
 from dataclasses import dataclass
+from string import Formatter
 
 from crewlib.text import approx_tokens
 
@@ -36,11 +37,13 @@ class Filled:
 
 
 def fill(template: str, **fields: object) -> Filled:
-    """``template.format(**fields)`` with each part's estimated tokens."""
+    """``template.format(**fields)`` with each part's estimated tokens (a field the template does not use counts
+    nothing)."""
     text = template.format(**fields)
+    used = {name for _, name, _, _ in Formatter().parse(template) if name}
     sized = {part: 0 for part in PARTS}
     for name, value in fields.items():
-        part = FIELD_PART.get(name)
+        part = FIELD_PART.get(name) if name in used else None
         if part is not None:
             sized[part] += approx_tokens(str(value))
     sized["fixed"] = max(0, approx_tokens(text) - sum(sized.values()))
