@@ -214,7 +214,8 @@ def _save(example, run, references, out: Path, extra: dict) -> WriteResult:
                "calls": cost["calls"], "prompt_tokens": cost["prompt_tokens"],
                "completion_tokens": cost["completion_tokens"], "wall_time_s": round(generation.wall_s, 2),
                "fallbacks": dict(generation.fallbacks), "words": len(generation.text.split()),
-               "rounds": generation.notes.get("rounds"), "output_checks": generation.notes.get("output_checks"),
+               "rounds": generation.notes.get("rounds"), "rounds_played": generation.notes.get("rounds_played"),
+               "output_checks": generation.notes.get("output_checks"),
                **({"themes": generation.notes["themes"]} if "themes" in generation.notes else {}),
                "relating": task_relating(generation.text, run.task, run.params.output.support_threshold),
                **({"cost": client.ledger.breakdown(list(generation.records))} if client else {}), **extra}
