@@ -250,8 +250,9 @@ def test_an_episode_writes_one_theme_a_paragraph_each_ending_on_the_paper(task, 
 
 def test_every_call_of_a_role_opens_with_what_is_fixed_and_critique_pays_only_for_unreviewed_paragraphs(
         task, make_client, scripted_server):
-    """Edition 2026-12-06.1 (issue 47): the title, the role's instructions and the paper's own text first, what
-    changes last, so that a prompt cache serves the opening; a paragraph reviewed and unchanged is not shown again."""
+    """Edition 2026-12-06.1 (issue 47): the title, then what is fixed for the role and the paper, what changes last,
+    so that a prompt cache serves the opening (Compose: the paper's own text before the section and the notes, its
+    instructions last); a paragraph reviewed and unchanged is not shown again."""
     import os
 
     scripted_server.default = Step(200, _answer)
@@ -267,7 +268,7 @@ def test_every_call_of_a_role_opens_with_what_is_fixed_and_critique_pays_only_fo
         prompts_by_role.setdefault(role, []).append(r["messages"][-1]["content"])
     header = f"Target paper: {TITLE}\n"
     for role, texts in prompts_by_role.items():
-        assert all(t.startswith(header) for t in texts), role
+        assert all(t.startswith(header if role != "compose" else "You are writing") for t in texts), role
         if len(texts) > 1:
             shared = os.path.commonprefix(texts)
             assert len(shared) > len(header) + 150, (role, shared)  # the role's instructions are shared too

@@ -153,9 +153,11 @@ list if the draft is fine. Give your confidence (0 to 1)."""
 # then what changes (the reference read, the notes, the section so far), so that an endpoint's prompt cache (the
 # embedded llama.cpp server's slots, an API's prefix cache) serves the opening of every call of a role (Retrieve keeps
 # the target's abstract before its instructions: placed between them and the reference, the 1.5B took its notes on
-# the target instead, ProphetNet 5 of 9 reads lost). The answer's
-# JSON instruction is appended by the client, last. Critique sees only the paragraphs not yet reviewed in the form
-# they have now, with the notes on the works they cite (crewlib.env.llm_executor).
+# the target instead, ProphetNet 5 of 9 reads lost). The answer's JSON instruction is appended by the client, last.
+# Critique sees only the paragraphs not yet reviewed in the form they have now, with the notes on the works they cite
+# (crewlib.env.llm_executor). Compose and Revise keep their instructions last (COMPOSE_THEMED, REVISE: the paper's
+# text first, then the section and the notes): with the instructions first, the 1.5B's themed answers failed their
+# schema after a re-ask on 3 of 7 Composes and named themes after the paper's title (demo target 0).
 RETRIEVE_REUSE = """Target paper: {title}
 {abstract}
 
@@ -174,45 +176,6 @@ confidence (0 to 1).
 
 Your notes, not yet shared with the team:
 {notes}"""
-
-COMPOSE_THEMED_REUSE = """Target paper: {title}
-
-Write ONE paragraph of the related-work section on the theme of the works given below, about those works only:
-- theme: the theme the works share, in 2 to 6 words;
-- topic: the paragraph's opening sentence: a whole sentence with a verb that introduces the theme, without \
-citations;
-- works: for each key, one or two sentences in your own words on what that work does or finds, taken from its \
-notes;
-- comparison (when two works or more are given): one sentence that compares two or more of them or says what they \
-share, naming each by its key in square brackets, only what their notes say; comparison_keys: the keys it names;
-- relation: builds_on, differs or addresses_gap: how the paper stands to these works;
-- position: the closing sentence, starting "This paper", on how the paper builds on these works, differs from \
-them or addresses what they leave open, saying only what the paper's own text below says about it.
-{rules} Answer with these fields and your confidence (0 to 1).
-
-The paper in its own words (title, abstract, introduction):
-{paper}
-
-The section so far, one line per paragraph (the works it cites):
-{outline}
-
-The works of the theme, {keys}, which the section does not cite yet, with notes:
-{knowledge}"""
-
-REVISE_REUSE = """Target paper: {title}
-
-Rewrite the paragraph of the related-work section below so that every problem listed is fixed: remove repeated or \
-off-topic sentences, keep the citations that are right, at most 100 words. {rules} Answer with the paragraph's \
-segment_id, the rewritten paragraph as text, the feedback ids you fixed as resolves, and your confidence (0 to 1).
-
-Notes on the works it cites:
-{knowledge}
-
-Paragraph {segment_id}:
-{text}
-
-Problems found in it (feedback id in brackets):
-{problems}"""
 
 CRITIQUE_REUSE = """Target paper: {title}
 
@@ -235,5 +198,5 @@ AGENT_TEMPLATES = {
     RECORDED_EDITION: {"retrieve": RETRIEVE, "disseminate": DISSEMINATE, "compose_themed": COMPOSE_THEMED,
                        "revise": REVISE, "critique": CRITIQUE},
     CURRENT_EDITION: {"retrieve": RETRIEVE_REUSE, "disseminate": DISSEMINATE_REUSE,
-                      "compose_themed": COMPOSE_THEMED_REUSE, "revise": REVISE_REUSE, "critique": CRITIQUE_REUSE},
+                      "compose_themed": COMPOSE_THEMED, "revise": REVISE, "critique": CRITIQUE_REUSE},
 }
