@@ -235,26 +235,25 @@ class LLMExecutor(Executor):
     def _user_prompt(self, ws: Workspace, task: Task, job: Job, max_notes: int) -> Filled:
         keys, req = task.id_to_key, job.req
         topic = task.title
-        templates = prompts.AGENT_TEMPLATES[self.edition]
         if req.action == Action.RETRIEVE:
             ref = req.reference
-            return fill(templates["retrieve"], title=task.title, abstract=_short(task.abstract), key=keys[ref.id],
+            return fill(prompts.RETRIEVE, title=task.title, abstract=_short(task.abstract), key=keys[ref.id],
                         ref_title=ref.title, ref_abstract=ref.abstract)
         if req.action == Action.DISSEMINATE:
-            return fill(templates["disseminate"], title=task.title, notes=_notes_block(ws.unshared(req.agent), keys))
+            return fill(prompts.DISSEMINATE, title=task.title, notes=_notes_block(ws.unshared(req.agent), keys))
         if req.action == Action.COMPOSE and job.segment_id is not None:
             segment = ws.segment(job.segment_id)
             problems = "\n".join(f"- ({f.id}) {f.text}" for f in ws.open_feedback() if f.segment_id == segment.id)
             cited = set(task.key_to_id[k] for k in find_citation_keys(segment.text) if k in task.key_to_id)
             notes = [n for n in ws.global_notes + ws.local_notes[req.agent] if set(n.sources) & cited]
-            return fill(templates["revise"], topic=topic, title=task.title, segment_id=segment.id, text=segment.text,
+            return fill(prompts.REVISE, topic=topic, title=task.title, segment_id=segment.id, text=segment.text,
                         problems=problems, knowledge=_notes_block(notes[:max_notes], keys), rules=self.rules)
         if req.action == Action.COMPOSE:
             cited = ", ".join(dict.fromkeys(keys[s] for n in job.notes for s in n.sources))
             knowledge = _notes_block(list(job.notes)[:max_notes], keys)
             if self.compose_form == "themed":
                 comparison = prompts.COMPOSE_COMPARISON if len(set(s for n in job.notes for s in n.sources)) > 1 else ""
-                return fill(templates["compose_themed"], topic=topic, title=task.title, paper=task.abstract,
+                return fill(prompts.COMPOSE_THEMED, topic=topic, title=task.title, paper=task.abstract,
                             outline=outline_block(ws, task), knowledge=knowledge, keys=cited, comparison=comparison,
                             rules=self.rules)
             if self.compose_form == "sentences":
@@ -265,14 +264,14 @@ class LLMExecutor(Executor):
                         outline=outline_block(ws, task), keys=cited, sentences=n_sentences, words=words,
                         rules=self.rules, knowledge=knowledge)
         if self.edition == prompts.RECORDED_EDITION:
-            return fill(templates["critique"], title=task.title, keys=", ".join(task.keys), draft=_draft_block(ws),
+            return fill(prompts.CRITIQUE, title=task.title, keys=", ".join(task.keys), draft=_draft_block(ws),
                         knowledge=_notes_block(_newest(ws.global_notes, max_notes), keys))
         # Since edition 2026-12-06.1: the paragraphs not reviewed in the form they have now, and the notes on the
         # works they cite (a paragraph reviewed and unchanged is not paid for again).
         shown = [s for s in ws.draft if (s.id, s.version) not in self._reviewed] or list(ws.draft)
         cited = {task.key_to_id[k] for s in shown for k in find_citation_keys(s.text) if k in task.key_to_id}
         notes = [n for n in ws.global_notes if set(n.sources) & cited]
-        return fill(templates["critique"], title=task.title, keys=", ".join(task.keys),
+        return fill(prompts.CRITIQUE, title=task.title, keys=", ".join(task.keys),
                     draft="\n".join(f"{s.id}: {s.text}" for s in shown),
                     knowledge=_notes_block(notes[:max_notes], keys))
 
@@ -430,14 +429,15 @@ class LLMExecutor(Executor):
         planned = self.plan(ws, task, requests)
         jobs = [p for p in planned if isinstance(p, Job)]
         schemas = [self.schema(ws, task, j) for j in jobs]
-        # Every role's wording is the edition's (prompts.AGENT_TEMPLATES): its answers are keyed by it.
+        # Compose's wording and Critique's content differ by edition; Retrieve and Disseminate keep their cache keys.
         batch = []
         for j, schema in zip(jobs, schemas, strict=True):
             messages, parts = self.prompt(ws, task, j.req, j)
             batch.append(ChatRequest(messages, caller=Caller(self.system, ROLE[j.req.action], j.req.agent, t,
                                                              parts_text(parts)),
                                      schema=schema, max_tokens=self.max_tokens[ROLE[j.req.action]],
-                                     prompt_version=self.edition,
+                                     prompt_version=(self.edition if j.req.action in (Action.COMPOSE, Action.CRITIQUE)
+                                                     else prompts.PROMPT_VERSION),
                                      sample_index=t))
         answered = iter(schemas)  # read after the batch: a compose schema counts what its validator changed
         outcomes = iter(self.client.batch(batch, return_exceptions=True))
