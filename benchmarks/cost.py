@@ -21,19 +21,17 @@ import pandas as pd
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from quality import from_hoang_kan, from_recent, targets  # noqa: E402  (benchmarks/, beside this script)
+from quality import add_paper_arguments, papers  # noqa: E402  (benchmarks/, beside this script)
 
 from crewlib.config import load_params, resolve_path  # noqa: E402
 from crewlib.experiments import run_generations  # noqa: E402
-from crewlib.llm import connect  # noqa: E402
+from crewlib.llm import Ledger, connect  # noqa: E402
 
 SYSTEMS = "crew,srw,orchestrator"
 
 
 def tables(records, systems: list[str]) -> dict[str, pd.DataFrame]:
     """The run's cost by system, by system and action, by system and part, and CREW's by round."""
-    from crewlib.llm import Ledger
-
     ledger = Ledger()
     totals, actions, parts, rounds = [], [], [], []
     for system in systems:
@@ -58,18 +56,10 @@ def tables(records, systems: list[str]) -> dict[str, pd.DataFrame]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--params", default="quick")
-    parser.add_argument("--targets", type=int, default=None, help="the first N evaluation targets (default: all)")
-    parser.add_argument("--systems", default=SYSTEMS)
-    parser.add_argument("--local", action="append", default=[], help="a JSONL file of papers in the simple layout")
-    parser.add_argument("--hoang-kan", action="append", default=[], help="a JSONL file of the Hoang & Kan layout")
-    parser.add_argument("--recent", action="append", default=[], help="a JSONL file of recent papers (quality.py)")
+    add_paper_arguments(parser, SYSTEMS)
     args = parser.parse_args()
     params = load_params(args.params)
-    folder = resolve_path("outputs/cost")
-    local = (args.local + [from_hoang_kan(p, folder) for p in args.hoang_kan]
-             + [from_recent(p, folder) for p in args.recent])
-    examples, tasks = targets(params, args.targets, local)
+    examples, tasks = papers(args, params, resolve_path("outputs/cost"))
     systems = args.systems.split(",")
     client = connect(params)
     mark = client.ledger.mark()

@@ -146,16 +146,29 @@ def paper_rows(frame: pd.DataFrame, tasks: dict, checks: OutputChecks) -> pd.Dat
     return pd.DataFrame(rows)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_paper_arguments(parser: argparse.ArgumentParser, systems: str) -> None:
+    """The options that choose the params, the systems and the papers (this script's and ``benchmarks/cost.py``'s)."""
     parser.add_argument("--params", default="quick")
     parser.add_argument("--targets", type=int, default=None, help="the first N evaluation targets (default: all)")
-    parser.add_argument("--systems", default=SYSTEMS)
+    parser.add_argument("--systems", default=systems)
     parser.add_argument("--local", action="append", default=[], help="a JSONL file of papers in the simple layout")
     parser.add_argument("--hoang-kan", action="append", default=[],
                         help="a JSONL file of the Hoang & Kan (2010) layout (id, related_work, cited)")
     parser.add_argument("--recent", action="append", default=[],
                         help="a JSONL file of recent papers with their introduction and own section (see above)")
+
+
+def papers(args: argparse.Namespace, params: Params, folder) -> tuple[list, dict]:
+    """(examples, target id → task) of :func:`add_paper_arguments`' options; converted files are written to
+    ``folder``."""
+    local = (args.local + [from_hoang_kan(p, folder) for p in args.hoang_kan]
+             + [from_recent(p, folder) for p in args.recent])
+    return targets(params, args.targets, local)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_paper_arguments(parser, SYSTEMS)
     parser.add_argument("--crew-rounds", default=None, help="CREW's rounds: a number or auto (default: the params')")
     parser.add_argument("--judge", action="store_true", help="add the run's own LLM judge's Overall")
     args = parser.parse_args()
@@ -163,9 +176,7 @@ def main() -> None:
     if args.crew_rounds:
         rounds = args.crew_rounds if args.crew_rounds == "auto" else int(args.crew_rounds)
         params = with_overrides(params, {"baselines": {"crew": {"rounds": rounds}}})
-    local = (args.local + [from_hoang_kan(p, resolve_path("outputs/quality")) for p in args.hoang_kan]
-             + [from_recent(p, resolve_path("outputs/quality")) for p in args.recent])
-    examples, tasks = targets(params, args.targets, local)
+    examples, tasks = papers(args, params, resolve_path("outputs/quality"))
     client = connect(params)
     frame = run_generations(args.systems.split(","), examples, params, client, tasks=tasks,
                             out_dir=resolve_path("outputs/quality")).frame()

@@ -209,13 +209,10 @@ class LLMExecutor(Executor):
         self.paragraphs, self.themed_counts = [], Counter()
         self._reviewed: set[tuple[int, int]] = set()  # (paragraph id, version) a Critique has seen
 
-    def messages(self, ws: Workspace, task: Task, req: ActionRequest, job: Job | None = None) -> list[dict[str, str]]:
-        """The chat messages for one agent's action, within ``context_tokens`` (never the gold: not in ``task``)."""
-        return self.prompt(ws, task, req, job)[0]
-
     def prompt(self, ws: Workspace, task: Task, req: ActionRequest,
                job: Job | None = None) -> tuple[list[dict[str, str]], tuple[tuple[str, int], ...]]:
-        """:meth:`messages` and their parts' estimated tokens (:mod:`crewlib.prompts.parts`), for the ledger."""
+        """The chat messages for one agent's action, within ``context_tokens`` (never the gold: not in ``task``), and
+        their parts' estimated tokens (:mod:`crewlib.prompts.parts`), for the ledger."""
         job = job or Job(req)
         budget = None
         if self.context_tokens:
