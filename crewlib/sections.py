@@ -239,7 +239,12 @@ def is_first_person_copy(sentence: str, task: Task) -> bool:
 
 def describes_target(sentence: str, task: Task) -> bool:
     """A sentence that restates the target paper's abstract (the target presented as related work)."""
-    return len(content_words(sentence)) >= 6 and containment(sentence, task.abstract) >= TARGET_THRESHOLD
+    return describes_paper(sentence, task.abstract)
+
+
+def describes_paper(sentence: str, abstract: str) -> bool:
+    """:func:`describes_target` given the paper's abstract."""
+    return len(content_words(sentence)) >= 6 and containment(sentence, abstract) >= TARGET_THRESHOLD
 
 
 def makes_claim(sentence: str) -> bool:

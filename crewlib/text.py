@@ -32,6 +32,16 @@ def content_words(text: str) -> frozenset[str]:
     return frozenset(t for t in tokens(strip_markers(text)) if t not in STOPWORDS and len(t) > 2)
 
 
+_LOWER_START = re.compile(r"(?<![.\w]\.\w)(?<!\bal)(?<!\bvs)(^|[.!?]\s+)([a-z])")
+
+
+def sentence_case(text: str) -> str:
+    """Sentences that start lower-case start upper-case ("the authors adapt ... [R1]. a model ..." → "The authors
+    adapt ... [R1]. A model ..."; the 1.5B writes them so, and :func:`sentences` splits only before a capital);
+    not after "e.g.", "i.e.", "et al.", "vs."."""
+    return _LOWER_START.sub(lambda m: f"{m.group(1)}{m.group(2).upper()}", text.strip())
+
+
 def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
 

@@ -9,15 +9,16 @@ import re
 import pydantic
 import pytest
 from fakes import Step
-from quick_settings import QUICK, env_config, quick_executor, quick_with
+from quick_settings import QUICK, bare_workspace, env_config, quick_executor, quick_with
 
 from crewlib import prompts
 from crewlib.actions import Action
 from crewlib.data.records import Reference, RWGExample
 from crewlib.env import CrewEnv
 from crewlib.env.executors import ActionRequest
-from crewlib.env.themed_compose import fallback_position, themed_schema
+from crewlib.env.themed_compose import fallback_position, grounded_comparison, themed_schema
 from crewlib.env.themes import LINK_BONUS, group_themes, similarity_matrix
+from crewlib.env.workspace import Note
 from crewlib.positioning import is_positioning, refers_to_paper, relates_works
 from crewlib.sections import OutputChecks, finish_section, paragraphs, section_faults
 from crewlib.tasks import build_tasks
@@ -80,10 +81,10 @@ WORKS = {"R1": "Proximal policy optimization clips the policy gradient objective
 
 def themed_answer(**changes) -> dict:
     answer = {"theme": "Reinforcement learning from feedback",
-              "topic": "Reinforcement learning can optimise policies against a learned reward [R2].",
+              "topic": "Policy optimisation methods train agents from rewards or from learned critics [R2].",
               "works": {"R1": "Proximal policy optimization clips the policy gradient objective.",
                         "R2": "This paper learns a reward model from human comparisons."},
-              "comparison": "Both optimise policies with reinforcement learning, [R2] against a learned reward.",
+              "comparison": "Both [R1] and [R2] optimise with reinforcement learning.",
               "comparison_keys": ["R1", "R2"], "relation": "builds_on",
               "position": "This paper builds on these works and applies reward learning from human preferences "
                           "to language models.", "confidence": 0.8}
@@ -94,7 +95,7 @@ def test_a_themed_paragraph_opens_on_its_theme_compares_its_works_and_ends_on_th
     schema = themed_schema(frozenset(WORKS), TITLE, ABSTRACT, WORKS, 0.5)
     out = schema.model_validate(themed_answer())
     parts = sentences(out.text)
-    assert parts[0] == "Reinforcement learning can optimise policies against a learned reward."  # no citation
+    assert parts[0] == "Policy optimisation methods train agents from rewards or from learned critics."  # no citation
     assert parts[1].endswith("[R1].") and parts[2].startswith("The work learns")  # "This paper" meant [R2]
     assert "[R2]" in parts[3] and "[R1]" in parts[3]  # the comparison cites both works it names
     assert parts[-1] == out.position_sentence and parts[-1].startswith("This paper builds on these works")
@@ -125,15 +126,111 @@ def test_a_comparison_is_required_of_two_works_and_dropped_when_it_names_one():
         schema.model_validate(answer)
     out = schema.model_validate(themed_answer(comparison="Clipping keeps policy updates small.",
                                               comparison_keys=["R1", "R1"]))
-    assert schema.comparisons_dropped == 1 and "Clipping" not in out.text
+    assert schema.comparisons_replaced == 1 and "Clipping" not in out.text
+    # in its place, the first sentences on the two works set side by side, each cited as before
+    assert ("Proximal policy optimization clips the policy gradient objective [R1], whereas the work learns a "
+            "reward model from human comparisons [R2].") in sentences(out.text)
     single = themed_schema(frozenset({"R1"}), TITLE, ABSTRACT, WORKS, 0.5)
     assert "comparison" not in single.model_json_schema()["properties"]
 
 
+def test_a_comparison_that_says_the_works_share_what_one_of_them_lacks_is_replaced():
+    """Measured on demo target 0 (embedded 1.5B): "Both works use the Transformer encoder to condition on both left and
+    right context in every layer [R2, R5]." of BERT and the decoder-only GPT passed the support of the two together."""
+    works = {"R2": "BERT pretrains a Transformer encoder on unlabelled text that conditions on both left and right "
+                   "context in every layer.", "R5": "Generative pre-training trains a left-to-right Transformer "
+                                                    "decoder as a language model on unlabelled text from books."}
+    false = "Both works use the Transformer encoder to condition on both left and right context in every layer."
+    true = "Both [R2] and [R5] use a Transformer on unlabelled text."
+    assert not grounded_comparison(false, ["R2", "R5"], works, 0.5)
+    assert grounded_comparison(true, ["R2", "R5"], works, 0.5)
+    assert not grounded_comparison("Both [R2] and [R5] use Transformer pretraining to train a Transformer encoder, "
+                                   "but [R5] trains a left-to-right decoder.", ["R2", "R5"], works, 0.5)
+    copied = "BERT pretrains a Transformer encoder that conditions on left and right context in every layer."
+    assert not grounded_comparison(copied, ["R2", "R5"], works, 0.5)  # [R2]'s sentence with [R5] added
+    schema = themed_schema(frozenset(works), TITLE, ABSTRACT, works, 0.5)
+    answer = themed_answer(works={"R2": works["R2"], "R5": works["R5"]}, comparison=false,
+                           comparison_keys=["R2", "R5"])
+    out = schema.model_validate(answer)
+    assert schema.comparisons_replaced == 1 and "Both works use" not in out.text
+    assert ", whereas generative pre-training trains a left-to-right Transformer decoder" in out.text
+
+
+def test_a_comparison_of_the_paper_itself_with_the_works_is_replaced():
+    """Demo target 1 (embedded 1.5B): "The authors' approach differs from BERT by predicting several future tokens at
+    every time step ... [R2, R6]" — ProphetNet's own objective, words the works lack and the paper's abstract holds."""
+    works = {"R2": "BERT pretrains a bidirectional Transformer encoder on masked tokens.",
+             "R6": "BART corrupts text and trains an autoregressive Transformer decoder to reconstruct it."}
+    abstract = "The decoder predicts several future tokens at every time step instead of one."
+    about_paper = ("The authors' approach differs from BERT by predicting several future tokens at every time step, "
+                   "and from BART by using a bidirectional Transformer encoder with an autoregressive decoder.")
+    assert grounded_comparison(about_paper, ["R2", "R6"], works, 0.5)  # the works' words alone would pass it
+    assert not grounded_comparison(about_paper, ["R2", "R6"], works, 0.5, abstract)
+
+
+def test_an_opening_on_one_work_or_on_the_paper_and_a_theme_name_the_works_lack_are_replaced():
+    works = {"R1": "Pointer-generator networks copy words for abstractive summarisation with attention.",
+             "R2": "ROUGE scores a summarisation system by n-gram overlap with reference summaries and attention."}
+    titles = {"R1": "Get to the point: summarization with pointer-generator networks",
+              "R2": "ROUGE: a package for automatic evaluation of summaries"}
+    schema = themed_schema(frozenset(works), TITLE, ABSTRACT, works, 0.5, titles={
+        **titles, "R2": "ROUGE: a package for automatic summarization evaluation"})
+    answer = themed_answer(works={"R1": works["R1"], "R2": works["R2"]}, theme="reward learning",
+                           topic="The authors introduce a new way to copy words from the source document.")
+    out = schema.model_validate(answer)
+    assert sentences(out.text)[0] == "Several works address summarization."  # the word their titles share
+    out = schema.model_validate(themed_answer(works=answer["works"], theme="abstractive summarisation",
+                                              topic="We apply reward learning from human preferences to fine-tune "
+                                                    "language models with reinforcement learning."))
+    assert sentences(out.text)[0] == "Several works address abstractive summarisation."  # the paper's abstract
+    out = schema.model_validate(themed_answer(works=answer["works"], theme="Abstractive Summarisation Attention",
+                                              topic="On summaries."))
+    assert sentences(out.text)[0] == "Several works address abstractive summarisation attention."
+
+
+def test_sentences_the_model_wrote_lower_case_start_upper_case():
+    """Demo target 1 (embedded 1.5B): "the authors adapt ... [R1]. a feed-forward ... [R7]." ran together as one
+    sentence for every check after."""
+    schema = themed_schema(frozenset(WORKS), TITLE, ABSTRACT, WORKS, 0.5)
+    out = schema.model_validate(themed_answer(works={"R1": "proximal policy optimization clips the objective.",
+                                                     "R2": "a reward model is learned. it is optimised."}))
+    assert "Proximal policy optimization clips the objective [R1]." in sentences(out.text)
+    assert {"A reward model is learned [R2].", "It is optimised [R2]."} <= set(sentences(out.text))
+
+
+def test_an_opening_that_is_a_question_or_lower_case_is_replaced_by_the_theme():
+    schema = themed_schema(frozenset(WORKS), TITLE, ABSTRACT, WORKS, 0.5)
+    out = schema.model_validate(themed_answer(topic="how to apply reward learning to natural language tasks"))
+    assert schema.topics_replaced == 1
+    assert sentences(out.text)[0] == "Several works address reinforcement learning from feedback."
+
+
 def test_the_fallback_closing_uses_a_sentence_of_the_paper_about_itself():
     closing = fallback_position("differs", ABSTRACT, WORKS["R2"])
-    assert closing.startswith("Unlike these works, we learn a reward model from human comparisons")
+    # "We learn a reward model ... and optimise a policy against it" shares more with the work, but its "it" points
+    # back to a sentence the closing does not have
+    assert closing == "Unlike these works, we apply reward learning from human preferences to fine-tune language " \
+                      "models with reinforcement learning."
     assert fallback_position("differs", "A study of reward models. It has results.", WORKS["R2"]) is None
+
+
+def test_a_third_person_abstract_still_gives_every_paragraph_a_closing_in_the_papers_words():
+    """The demo's abstracts say "ProphetNet is ...", "the authors extend ...": no sentence says "we", and the fallback
+    had nothing to close a paragraph with (demo target 1: positioning 0.25). Any sentence of the paper's text serves,
+    after the relation as a clause, its "the authors" the paper's "we"; an earlier closing is not repeated."""
+    abstract = ("Sequence-to-sequence models trained with teacher forcing predict only the next token. To implement a "
+                "future n-gram objective, the authors extend the Transformer decoder's self-attention into an "
+                "n-stream mechanism. At inference time the extra streams are discarded, so decoding cost is "
+                "unchanged.")
+    works = "The Transformer decoder attends with self-attention over the previous tokens."
+    first = fallback_position("builds_on", abstract, works)
+    assert first == ("This paper builds on these works: to implement a future n-gram objective, we extend the "
+                     "Transformer decoder's self-attention into an n-stream mechanism.")
+    assert is_positioning(first, "ProphetNet: Predicting Future N-gram", abstract, [works], 0.5)
+    second = fallback_position("differs", abstract, works, [first])
+    assert second and second.startswith("This paper differs from these works: ") and second != first
+    assert fallback_position("differs", abstract, works, [first, second, fallback_position(
+        "differs", abstract, works, [first, second])]) is None  # three sentences, three closings, then none
 
 
 # ------------------------------------------------------------------ the output checks
@@ -280,13 +377,74 @@ def test_the_schema_asks_one_required_field_per_work_so_no_work_is_skipped():
 
 def test_a_revision_keeps_the_closing_its_compose_validated(task, make_client, scripted_server):
     executor = quick_executor(make_client(scripted_server, cache_mode="off"))
+    ws = bare_workspace(3)
     old = f"Reinforcement learning optimises policies [R1]. {SUPPORTED}"
+    segment = ws.write_segment(0, old, None, 1)
     new = ("This paper builds on BERT [R2], which pretrains deep representations. Clipping keeps updates small [R1]. "
            "This paper also solves every task.")
-    revised = executor._kept_closing(old, new, task)
+    revised = executor._kept_structure(ws, segment.id, new, task)
     assert revised == f"The work builds on BERT [R2], which pretrains deep representations. Clipping keeps updates " \
                       f"small [R1]. {SUPPORTED}"
     assert executor.themed_counts["closings_kept"] == 1
+
+
+def test_a_revision_keeps_the_opening_and_comparison_it_lost_unless_a_critic_flagged_them(task, make_client,
+                                                                                         scripted_server):
+    """Measured on demo target 1 (embedded 1.5B): revisions dropped a themed paragraph's opening and comparison."""
+    executor = quick_executor(make_client(scripted_server, cache_mode="off"))
+    opening = "Reinforcement learning optimises policies against rewards."
+    comparison = "Both [R1] and [R2] optimise policies with reinforcement learning."
+    ws = bare_workspace(3)
+    segment = ws.write_segment(0, f"{opening} Clipping keeps updates small [R1]. A reward model is learned [R2]. "
+                                  f"{comparison} {SUPPORTED}", None, 1)
+    new = "Clipping keeps policy updates small [R1]. A reward model is learned from comparisons [R2]."
+    revised = sentences(executor._kept_structure(ws, segment.id, new, task))
+    assert revised == [opening, *sentences(new), comparison, SUPPORTED]
+    assert (executor.themed_counts["openings_kept"], executor.themed_counts["comparisons_kept"]) == (1, 1)
+    ws.add_feedback("missing_evidence", segment.id, f'"{comparison}" is not supported by the notes', 1)
+    assert comparison not in executor._kept_structure(ws, segment.id, new, task)  # flagged: it may go
+    glued = "Clipping keeps policy updates small [R1]. a reward model is learned [R2]. At inference time the streams."
+    revised = sentences(executor._kept_structure(ws, segment.id, glued, task))
+    assert "A reward model is learned [R2]." in revised and "At inference time the streams." not in revised
+    assert executor.themed_counts["revision_uncited_dropped"] == 1
+    copied = f"{new} This paper applies reward learning to language models, unlike these works [R1]."
+    assert sentences(executor._kept_structure(ws, segment.id, copied, task))[-1] == SUPPORTED  # the closing once
+
+
+def test_a_lone_work_joins_its_themes_paragraph_before_it_fills_up_another_theme(task, make_client, scripted_server):
+    """Demo target 0 (embedded 1.5B): PPO's theme had one work ready and no paragraph, an attention paper's theme one
+    work ready and a paragraph; PPO was chosen (more relevant) and filled up with the attention paper."""
+    executor = quick_executor(make_client(scripted_server, cache_mode="off"))
+    ws = bare_workspace(3, compose_min_sources=2)
+    r1, r2, r3, r4 = keys(task, "r1", "r2", "r3", "r4")
+    first = ws.write_segment(0, f"Clipping keeps updates small [{r1}]. A reward model is learned [{r2}].", None, 1)
+    theme, members = executor._theme_sources(ws, task, ["r4", "r3"])  # r4 the more relevant
+    assert members == ["r3"] and r3 in theme.keys
+    theme, members = executor._theme_sources(ws, task, ["r4", "r3"], {first.id})  # a teammate revises it this round
+    assert r4 in theme.keys and members == ["r4", "r3"]  # no theme can be written alone: filled up, as before
+
+
+def test_a_theme_keeps_one_paragraph_the_works_read_later_extend_it(task, make_client, scripted_server):
+    """One theme, one paragraph: a Compose on a theme the draft has a paragraph on adds the new works' sentences to it,
+    before its closing, and keeps one closing."""
+    scripted_server.default = Step(200, _answer)
+    executor = quick_executor(make_client(scripted_server, cache_mode="off", max_retries=0, concurrency=3),
+                              check_notes=False)
+    env = CrewEnv([EXAMPLE], executor, env_config(horizon=8), tasks=[task])
+    env.reset(seed=0, options={"example_index": 0})
+    r1, r2, r3 = keys(task, "r1", "r2", "r3")
+    first = env.ws.write_segment(0, f"Policy optimisation is studied widely. Clipping keeps updates small [{r1}]. "
+                                    f"A reward model is learned from comparisons [{r2}]. {SUPPORTED}", None, 1)
+    env.ws.add_local(1, [Note("Asynchronous actor-critic agents learn policies with parallel updates.", ("r3",), 1)])
+    job = executor._new_paragraph(env.ws, task, ActionRequest(1, Action.COMPOSE, None), set(), set())
+    assert job is not None and job.extends == first.id  # r3 belongs to the theme of r1 and r2
+    proposals, _ = executor.run_round(env.ws, task, [ActionRequest(1, Action.COMPOSE, None)], 1)
+    assert proposals[0].segment_id == first.id
+    text = proposals[0].text
+    assert sentences(text)[0] == "Policy optimisation is studied widely." and sentences(text)[-1] == SUPPORTED
+    assert f"[{r3}]" in text and sum(refers_to_paper(s, TITLE) for s in sentences(text)) == 1
+    assert executor.theme_report(task)["counts"]["paragraphs_extended"] == 1
+    assert executor.theme_report(task)["paragraphs"][-1]["extends"] == first.id
 
 
 def test_keys_written_bare_become_citations():

@@ -32,14 +32,14 @@ from crewlib.env.compose_forms import (  # noqa: F401  (attribute_sentences, wit
     with_citation,
 )
 from crewlib.env.executors import ActionRequest, Executor, RoundCost
-from crewlib.env.themed_compose import themed_schema
+from crewlib.env.themed_compose import extended_paragraph, revised_paragraph, themed_schema
 from crewlib.env.themes import Theme, group_themes
 from crewlib.env.workspace import FEEDBACK_KINDS, Note, Proposal, Workspace
 from crewlib.llm import Caller, ChatRequest, LLMClient, LLMError
 from crewlib.positioning import refers_to_paper, target_name
 from crewlib.prompts.parts import Filled, fill, parts_text
 from crewlib.schema import ExecutorBlock, Params
-from crewlib.sections import as_work, is_truncated, paragraphs
+from crewlib.sections import is_truncated, paragraphs
 from crewlib.tasks import Task, title_only
 from crewlib.text import approx_tokens, content_words, sentences, support
 
@@ -154,6 +154,7 @@ class Job:
     segment_id: int | None = None
     notes: tuple[Note, ...] = ()
     theme: Theme | None = None  # a themed Compose: the theme (of the whole pool) its works were taken from
+    extends: int | None = None  # a themed Compose on a theme the draft has a paragraph on: that paragraph's id
 
 
 class LLMExecutor(Executor):
@@ -179,7 +180,7 @@ class LLMExecutor(Executor):
         self.edition = edition
         self.rules = prompts.SECTION_RULES[edition]
         self.relation_threshold = relation_threshold
-        self.themes: dict[str, list[Theme]] = {}  # target → the last grouping of its pool (themed Compose)
+        self.themes: dict[str, list[Theme]] = {}  # target → the grouping of its pool this episode (themed Compose)
         self.paragraphs: list[dict] = []  # themed Compose: each new paragraph's theme, works, relation, closing
         self.themed_counts = Counter()  # comparisons dropped, closing sentences replaced, closings kept on revision
         self.max_tokens = settings.max_tokens.model_dump()
@@ -206,7 +207,7 @@ class LLMExecutor(Executor):
 
     def reset(self, seed: int | None) -> None:
         self._read: dict[tuple[str, str], list[str]] = {}  # (target, reference) → its notes, read once per episode
-        self.paragraphs, self.themed_counts = [], Counter()
+        self.paragraphs, self.themed_counts, self.themes = [], Counter(), {}
         self._reviewed: set[tuple[int, int]] = set()  # (paragraph id, version) a Critique has seen
 
     def prompt(self, ws: Workspace, task: Task, req: ActionRequest,
@@ -320,49 +321,78 @@ class LLMExecutor(Executor):
         its new paragraph before taking a revision, which a teammate can do as well.
         """
         if self.own_notes_first and self._holds_unshared_uncited(ws, task, req.agent):
-            job = self._new_paragraph(ws, task, req, claimed_sources)
+            job = self._new_paragraph(ws, task, req, claimed_sources, claimed_segments)
             if job is not None:
                 return job
         for item in revisable_feedback(ws):
             if item.segment_id not in claimed_segments:
                 claimed_segments.add(item.segment_id)
                 return Job(req, segment_id=item.segment_id)
-        return (self._new_paragraph(ws, task, req, claimed_sources)
+        return (self._new_paragraph(ws, task, req, claimed_sources, claimed_segments)
                 or Proposal(req.agent, req.action, fallback="nothing new to compose from"))
 
     def _holds_unshared_uncited(self, ws: Workspace, task: Task, agent: int) -> bool:
         shared = {s for n in ws.global_notes for s in n.sources}
         return any(set(n.sources) - shared for n in uncovered_notes(ws, task, agent) if n in ws.local_notes[agent])
 
-    def _new_paragraph(self, ws: Workspace, task: Task, req: ActionRequest, claimed_sources: set[str]) -> Job | None:
+    def _new_paragraph(self, ws: Workspace, task: Task, req: ActionRequest, claimed_sources: set[str],
+                       claimed_segments: set[int]) -> Job | None:
+        """Works the draft does not cite yet, for one new paragraph — or, themed, for the paragraph the draft
+        already has on their theme (one theme, one paragraph: the new works extend it; ``extends``), unless another
+        agent revises or extends that paragraph this round."""
         notes = [n for n in uncovered_notes(ws, task, req.agent) if not set(n.sources) & claimed_sources]
         available = list(dict.fromkeys(s for n in notes for s in n.sources))  # most relevant first
-        theme = None
+        theme, extends = None, None
         if self.compose_form == "themed" and available:
-            theme, sources = self._theme_sources(ws, task, available)
+            theme, sources = self._theme_sources(ws, task, available, claimed_segments)
+            extends = self._theme_paragraph(ws, task, theme)
+            if extends in claimed_segments:
+                return None
         else:
             sources = related_sources(available[0], available, task, self.compose_sources) if available else []
         chosen = tuple(n for n in notes if set(n.sources) <= set(sources))
-        if not chosen or len(sources) < ws.compose_min_sources:
+        if not chosen or len(sources) < (1 if extends is not None else ws.compose_min_sources):
             return None
         claimed_sources.update(sources)
-        return Job(req, notes=chosen, theme=theme)
+        if extends is not None:
+            claimed_segments.add(extends)
+        return Job(req, notes=chosen, theme=theme, extends=extends)
 
-    def _theme_sources(self, ws: Workspace, task: Task, available: list[str]) -> tuple[Theme, list[str]]:
-        """The theme with the most works ready to write about (read, not cited, not claimed; ties: the most relevant
-        work), its grouping made again with the notes taken so far (crewlib.env.themes), and the works of it a
-        paragraph is written from — filled up with the closest other ready works when it has fewer than
-        ``env.compose_min_sources``."""
-        notes = _work_texts(ws.global_notes + [n for local in ws.local_notes for n in local], task.keys, task)
-        texts = {k: f"{task.reference_by_key[k].title}. {notes[k]}" for k in task.keys}
-        themes = self.themes[task.target_id] = group_themes(
-            task.keys, texts, {k: frozenset(r.citations) for k, r in task.reference_by_key.items()},
-            task.key_to_id, self.compose_sources)
+    @staticmethod
+    def _theme_paragraph(ws: Workspace, task: Task, theme: Theme) -> int | None:
+        """The paragraph of the draft on ``theme``: the first whose citations are all works of the theme."""
+        for segment in ws.draft:
+            cited = set(find_citation_keys(segment.text)) & set(task.keys)
+            if cited and cited <= set(theme.keys):
+                return segment.id
+        return None
+
+    def _theme_sources(self, ws: Workspace, task: Task, available: list[str],
+                       claimed_segments: set[int] = frozenset()) -> tuple[Theme, list[str]]:
+        """The theme to write about and the works of it a paragraph is written from. First the themes that can be
+        written without another theme's works: a paragraph on them to extend (not revised or extended by a teammate
+        this round, ``claimed_segments``) or ``env.compose_min_sources`` works ready (read, not cited, not claimed);
+        among them the most works ready (ties: the most relevant work). Only when no theme can, the one chosen is
+        filled up with the closest other ready works (demo target 0 put PPO beside an attention paper that way
+        while the attention paper's theme had a paragraph to join). The pool is grouped once an episode, by the
+        works' titles, abstracts and citations (crewlib.env.themes), so that a theme keeps its paragraph from one
+        Compose to the next."""
+        themes = self.themes.get(task.target_id)
+        if themes is None:
+            texts = {k: f"{r.title}. {r.abstract}" for k, r in task.reference_by_key.items()}
+            themes = self.themes[task.target_id] = group_themes(
+                task.keys, texts, {k: frozenset(r.citations) for k, r in task.reference_by_key.items()},
+                task.key_to_id, self.compose_sources)
         rank = {s: i for i, s in enumerate(available)}
         ready = [[s for s in available if task.id_to_key[s] in t.keys] for t in themes]
-        best = max(range(len(themes)), key=lambda i: (len(ready[i]), -min((rank[s] for s in ready[i]), default=0)))
+        paragraph = [self._theme_paragraph(ws, task, t) for t in themes]
+        whole = [bool(ready[i]) and (len(ready[i]) >= ws.compose_min_sources
+                                     or (paragraph[i] is not None and paragraph[i] not in claimed_segments))
+                 for i in range(len(themes))]
+        best = max(range(len(themes)), key=lambda i: (whole[i], len(ready[i]),
+                                                      -min((rank[s] for s in ready[i]), default=0)))
         members = ready[best][: self.compose_sources + 1]
-        if len(members) < ws.compose_min_sources:
+        if len(members) < ws.compose_min_sources and paragraph[best] is None:
             others = [s for s in available if s not in members]
             members += related_sources(members[0], [members[0], *others], task, ws.compose_min_sources)[1:]
         return themes[best], members
@@ -397,7 +427,8 @@ class LLMExecutor(Executor):
             if self.compose_form == "themed":
                 earlier = [s for seg in ws.draft for s in sentences(seg.text) if refers_to_paper(s, task.title)]
                 return themed_schema(frozenset(allowed), task.title, task.abstract,
-                                     _work_texts(job.notes, allowed, task), self.relation_threshold, earlier)
+                                     _work_texts(job.notes, allowed, task), self.relation_threshold, earlier,
+                                     {k: task.reference_by_key[k].title for k in allowed})
             if self.compose_form == "sentences":
                 return sentences_schema(frozenset(allowed))
             if self.attribute_uncited:
@@ -469,10 +500,12 @@ class LLMExecutor(Executor):
         relation and closing sentence, for the trace and summary.json; its validator's counts."""
         self.paragraphs.append({
             "round_agent": job.req.agent, "theme_works": list(job.theme.keys), "theme": out.theme.strip(),
+            "extends": job.extends,
             "works": sorted({task.id_to_key[s] for n in job.notes for s in n.sources}, key=lambda k: (len(k), k)),
             "relation": out.relation, "closing": out.position_sentence})
-        for name in ("comparisons_dropped", "positions_replaced"):
+        for name in ("comparisons_dropped", "comparisons_replaced", "positions_replaced", "topics_replaced"):
             self.themed_counts[name] += getattr(schema, name, 0)
+        self.themed_counts["paragraphs_extended"] += job.extends is not None
 
     def theme_report(self, task: Task, section: str = "") -> dict:
         """The pool's last grouping into themes, each themed paragraph written, and how many paragraphs of the
@@ -484,18 +517,13 @@ class LLMExecutor(Executor):
         return {"themes": [list(t.keys) for t in themes], "paragraphs": list(self.paragraphs),
                 "counts": {**self.themed_counts, "mixed_paragraphs": mixed}}
 
-    def _kept_closing(self, old: str, new: str, task: Task) -> str:
-        """A revision of a themed paragraph keeps the closing sentence its Compose validated: the revision's own
-        sentences on the paper are not (a revision sees no paper text) — one that cites a work is about that work
-        ("This paper builds on BERT [R2], which ..." → "The work builds on ..."), one that cites none is dropped —
-        and the old closing ends the paragraph again (``closings_kept``)."""
+    def _kept_structure(self, ws: Workspace, segment_id: int, new: str, task: Task) -> str:
+        """A revision of a themed paragraph keeps the structure its Compose validated
+        (:func:`crewlib.env.themed_compose.revised_paragraph`; the open feedback on it may remove a part)."""
         if self.compose_form != "themed":
             return new
-        closing = [s for s in sentences(old) if refers_to_paper(s, task.title)][-1:]
-        kept = [as_work(s) if find_citation_keys(s) else None if refers_to_paper(s, task.title) else s
-                for s in sentences(new)]
-        self.themed_counts["closings_kept"] += bool(closing)
-        return " ".join([s for s in kept if s is not None] + closing)
+        flagged = " ".join(f.text for f in ws.open_feedback() if f.segment_id == segment_id)
+        return revised_paragraph(ws.segment(segment_id).text, new, flagged, task.title, self.themed_counts)
 
     def _proposal(self, ws: Workspace, task: Task, job: Job, out: pydantic.BaseModel) -> Proposal:
         key_to_id, req = task.key_to_id, job.req
@@ -524,7 +552,12 @@ class LLMExecutor(Executor):
             open_ids = {f.id for f in ws.open_feedback() if f.segment_id == job.segment_id}
             text = one_paragraph(out.text, self.keep_opening_markers)
             if job.segment_id is not None:
-                text = self._kept_closing(ws.segment(job.segment_id).text, text, task)
+                text = self._kept_structure(ws, job.segment_id, text, task)
+            if job.extends is not None and ws.segment(job.extends) is not None:
+                body = one_paragraph(" ".join(out.parts.body), self.keep_opening_markers)
+                return Proposal(req.agent, req.action, out.confidence, segment_id=job.extends,
+                                text=extended_paragraph(ws.segment(job.extends).text, body, out.parts.position,
+                                                        task.title))
             return Proposal(req.agent, req.action, out.confidence, segment_id=job.segment_id, text=text,
                             resolves=[i for i in out.resolves if i in open_ids] if job.segment_id is not None else [])
         items = [(f.kind, f.segment_id if f.segment_id is None or ws.segment(f.segment_id) else None, f.text,

@@ -5,18 +5,21 @@ The answer's JSON schema holds the paragraph's parts, so that its structure is g
 
 - ``theme`` — the name the composer gives the theme (2 to 6 words, recorded in the trace);
 - ``topic`` — the opening sentence naming the theme (citations removed: it introduces, it claims nothing); one
-  that is no sentence (shorter than six words, no main verb, the theme's name or the paper's title again) becomes
-  "Several works address <theme>." (counted: ``topics_replaced``);
+  that is no opening sentence (shorter than six words, no main verb, lower-case or a question's words, the theme's
+  name or the paper's title again) becomes "Several works address <theme>." (``topics_replaced``);
 - ``works`` — one field per work of the theme, named by its key and required: one or two sentences on that work,
   each cited with its key, so that every work gets its sentences and every sentence cites its work;
 - ``comparison`` and ``comparison_keys`` — where the theme has two works or more, one sentence comparing or
-  grouping them, cited with each work it names (two at least; one that names fewer is dropped, counted);
+  grouping them, cited with each work it names (two at least) and supported by their notes — a sentence saying
+  they share something by each work's notes alone (:func:`grounded_comparison`); one that fails is replaced by the
+  first sentences on two works set side by side ("X does Y [R1], whereas Z does W [R2].", ``comparisons_replaced``);
 - ``relation`` (builds_on | differs | addresses_gap) and ``position`` — the closing sentence on how the paper
   stands to these works. It must speak of the paper ("This paper ...") and say only what the paper's own
   title, abstract or introduction says (:func:`crewlib.positioning.supported_relation`, the support
   threshold of cited sentences) and repeat neither an earlier closing nor a sentence on a work; else it is
-  replaced by :func:`fallback_position`, built from the paper's own sentence closest to the works (counted:
-  ``positions_replaced``).
+  replaced by :func:`fallback_position`, built from the sentence of the paper's own text closest to the works
+  (``positions_replaced``): the small local model's closings are rarely true of the paper, and an abstract written
+  in the third person ("The authors extend ...") has few sentences that say "we".
 """
 
 from __future__ import annotations
@@ -24,23 +27,57 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 import pydantic
 
 from crewlib.citations import find_citation_keys
-from crewlib.positioning import refers_to_paper, relates_works, supported_relation
-from crewlib.sections import CLOSING_REPEAT, as_work, is_meta, repeats_sentence
+from crewlib.positioning import claim_stems, refers_to_paper, relates_works, supported_relation
+from crewlib.sections import CLOSING_REPEAT, as_work, describes_paper, is_meta, repeats_sentence
 from crewlib.sentence_form import lacks_main_verb
-from crewlib.text import content_words, sentences, stems, strip_markers, support
+from crewlib.text import containment, content_words, sentence_case, sentences, stems, strip_markers, support
 
 RELATIONS = ("builds_on", "differs", "addresses_gap")
 # How the fallback closing sentence opens, by relation (the paper's own sentence follows).
 RELATION_OPENINGS = {"builds_on": "Building on these works", "differs": "Unlike these works",
                      "addresses_gap": "Going beyond what these works leave open"}
+# The relation as a clause, when the paper's sentence that follows does not speak of the paper itself.
+RELATION_CLAUSES = {"builds_on": "This paper builds on these works", "differs": "This paper differs from these works",
+                    "addresses_gap": "This paper addresses what these works leave open"}
+# A comparison that says the works share something: it must be true of each of them.
+_GROUPING = re.compile(r"\b(?:both|all|each|share[sd]?|sharing|common|commonly|same|similar(?:ly)?|likewise|"
+                       r"together|alike)\b", re.IGNORECASE)
+# Where a comparison's clauses part: "Both X ..., but [R5] ...", "... ; ...".
+_CLAUSES = re.compile(r",?\s+(?:but|while|whereas|although|though|yet)\s+|;\s*", re.IGNORECASE)
+# A word pointing back to an earlier sentence of the paper's text ("This paper applies it to ..."): such a sentence
+# closes a paragraph only when no other is left.
+_BACK_REFERENCE = re.compile(r"\b(?:it|its|they|them|their|this|these|those|such)\b", re.IGNORECASE)
+_PAPER = re.compile(r"\b(?:this|the)\s+(?:paper|work|study)\b", re.IGNORECASE)
+# An opening on one work, not a theme ("The authors introduce ...", "This method ...").
+_ONE_WORK = re.compile(r"^(?:the|this|these|its|their)\s+(?:authors?|work|paper|method|model|approach|study)\b",
+                       re.IGNORECASE)
+# A citation by name in the paper's text (its introduction's "Smith et al. (2019)", "(Doe, 2020)").
+_CITED_BY_NAME = re.compile(r"\bet al\b|\((?:[^()]*\D)?(?:19|20)\d{2}[a-z]?\)")
+# A topic that is no opening sentence: a question's or a heading's words ("how to apply ...").
+_NO_TOPIC = re.compile(r"^(?:how|what|why|whether|which|when|where|towards?|on|using)\b", re.IGNORECASE)
 THEME_CHARS, SENTENCE_CHARS = 60, 320
 REPEAT_OVERLAP = CLOSING_REPEAT  # a closing sentence repeats an earlier one (as the output checks judge it)
-TOPIC_WORDS = 6  # a topic sentence shorter than this is a theme's name, not a sentence
+# What a themed answer's validator changed, counted on its schema class (and summed in the executor's theme report).
+COUNTS = ("dropped", "comparisons_dropped", "comparisons_replaced", "positions_replaced", "topics_replaced")
+TOPIC_WORDS = 6
+COPIED_SHARE = 0.8  # share of a comparison's claim stems one work's text holds: its sentence, if another lacks it
+PAPER_STEMS = 2  # a comparison's stems the works lack and the paper's text holds: it compares the paper
+TOPIC_REPEAT = 0.6  # share of an opening's content words one sentence on a work holds: it opens on that work
+# Words every scholarly text shares: no theme's name.
+GENERIC_WORDS = frozenset({
+    "model", "models", "method", "methods", "approach", "approaches", "paper", "work", "works", "task", "tasks",
+    "results", "result", "using", "used", "based", "show", "shows", "propose", "proposed", "proposes", "new", "novel",
+    "performance", "authors", "state", "art", "well", "several", "large", "different", "first", "each", "more",
+    "most", "other", "both", "such", "have", "has", "into", "from", "over", "than", "that", "this", "which", "while",
+    "when", "where", "also", "only", "across", "through", "without", "within", "improves", "improve", "improved",
+    "achieves", "introduce", "introduces", "present", "presents", "study", "studies", "existing", "wide", "range",
+})  # a topic sentence shorter than this is a theme's name, not a sentence
 
 
 def _bracketed(text: str, allowed: frozenset[str]) -> str:
@@ -68,71 +105,205 @@ def _cited(text: str, keys: list[str]) -> str:
 def paper_sentences(paper_text: str) -> list[str]:
     """The paper's own sentences that speak of it (we, this paper, our ...), in order; the introduction's
     "From the introduction:" label removed."""
+    return [s for s in _paper_text_sentences(paper_text) if refers_to_paper(s)]
+
+
+def _paper_text_sentences(paper_text: str) -> list[str]:
+    """The sentences of the paper's text (title, abstract, introduction) that state something: four content words
+    or more, closed by a stop, citing nothing (no key, no author–year) — in order."""
     text = paper_text.replace("From the introduction:", " ")
-    return [s for s in sentences(" ".join(text.split())) if refers_to_paper(s) and len(content_words(s)) >= 4]
+    return [s for s in sentences(" ".join(text.split()))
+            if len(content_words(s)) >= 4 and s.endswith(".") and not find_citation_keys(s)
+            and not _CITED_BY_NAME.search(s)]
 
 
 def _repeats(sentence: str, earlier: Sequence[str]) -> bool:
     return any(repeats_sentence(sentence, e, REPEAT_OVERLAP) for e in earlier)
 
 
+def _in_paper_voice(sentence: str) -> str:
+    """A sentence of the paper's text as the paper's authors say it after a colon: "the authors" of the paper's
+    own abstract are "we", and "The paper ..." opening it is "it ..."."""
+    sentence = re.sub(r"^(?:The|This)\s+(?:paper|work|study)\b", "it", sentence)
+    sentence = re.sub(r"\b[Tt]he authors\b", "we", sentence)
+    return sentence
+
+
 def fallback_position(relation: str, paper_text: str, works_text: str, earlier: Sequence[str] = ()) -> str | None:
-    """A closing sentence from the paper's own words: its sentence about itself that shares the most content
-    stems with the works (the first one on a tie) and that no ``earlier`` closing repeats, opened by the relation
-    ("Unlike these works, we ..."); None when the paper's text has no such sentence."""
-    own = [s for s in paper_sentences(paper_text) if not _repeats(s, earlier)]
-    if not own:
-        return None
+    """A closing sentence from the paper's own words: the sentence of its text (title, abstract, introduction)
+    that shares the most content stems with the works (on a tie, one that speaks of the paper, then the first;
+    one pointing back to an earlier sentence — "This paper applies it to ..." — only when no other is left) and
+    that no ``earlier`` closing repeats. A sentence about the paper itself ("We ...", "In this paper, we ...")
+    is opened by the relation ("Unlike these works, we ..."); any other follows the relation stated as a clause
+    ("This paper differs from these works: at inference time the extra streams are discarded ...", its "the
+    authors" the paper's "we"). None when the paper's text has no sentence left."""
+    own = [s for s in _paper_text_sentences(paper_text)]
     works = stems(works_text)
-    best = max(own, key=lambda s: (len(stems(s) & works), -own.index(s)))
-    best = strip_markers(best).strip()
-    best = re.sub(r"^(?:In\s+this\s+(?:paper|work),?\s+)", "", best)
-    return _closed(f"{RELATION_OPENINGS[relation]}, {best[0].lower()}{best[1:]}")
+    ranked = sorted(range(len(own)), key=lambda i: (bool(_BACK_REFERENCE.search(_PAPER.sub(" ", own[i]))),
+                                                    -len(stems(own[i]) & works), not refers_to_paper(own[i]), i))
+    for i in ranked:
+        best = strip_markers(own[i]).strip()
+        if refers_to_paper(best) and not re.match(r"^The\s+(?:paper|work|study)\b", best):
+            best = re.sub(r"^(?:In\s+this\s+(?:paper|work),?\s+)", "", best)
+            closing = _closed(f"{RELATION_OPENINGS[relation]}, {best[0].lower()}{best[1:]}")
+        else:
+            closing = _closed(f"{RELATION_CLAUSES[relation]}: {_lower_first(_in_paper_voice(best))}")
+        if not _repeats(closing, earlier) and not _repeats(best, earlier):
+            return closing
+    return None
 
 
-def assemble(out, allowed: frozenset[str], title: str, paper_text: str, works: str, threshold: float,
-             counts: Counter, earlier: Sequence[str] = ()) -> tuple[str, str]:
-    """The paragraph of a themed answer ``out`` and its closing sentence (module docstring); what was dropped or
-    replaced is added to ``counts``. Raises ValueError (the client re-asks once) when no sentence on a work is left."""
-    body = []
-    for key, text in out.works.model_dump().items():
-        for sent in sentences(_bracketed(text, allowed)):
-            if set(find_citation_keys(sent)) - allowed or is_meta(sent):
-                counts["dropped"] += 1
-            else:
-                body.append(_cited(as_work(sent) if refers_to_paper(sent, title) else sent, [key]))
-    if not body:
-        raise ValueError(f"no sentence left: write about the works {sorted(allowed)} only, one or two sentences "
-                         f"each, and nothing about the writing or the paper itself")
+def _lower_first(sentence: str) -> str:
+    """The sentence with its first letter lower-cased when its first word is an ordinary capitalised word ("The
+    authors" → "the authors"; "BERT", "ELMo", "GPT-2" stay)."""
+    first = sentence.split(" ", 1)[0]
+    return f"{sentence[0].lower()}{sentence[1:]}" if first[1:].islower() and first.isalpha() else sentence
+
+
+def claim_support(sentence: str, text: str) -> float:
+    """The share of the sentence's claim stems (its content less the words of relation) that ``text`` holds."""
+    claim = claim_stems(sentence)
+    return len(claim & stems(text)) / len(claim) if claim else 0.0
+
+
+def grounded_comparison(sentence: str, named: Sequence[str], works_text: Mapping[str, str], threshold: float,
+                        paper_text: str = "") -> bool:
+    """A comparison the notes of the works it names support: its claim stems found in their texts together
+    (≥ ``threshold``); a clause that says the works share something ("both", "all", "share", "similar" ...) must
+    find that support in each work's text alone, at the closings' stricter (1 + ``threshold``) / 2 — "Both [R2] and
+    [R5] use Transformer pretraining to train a Transformer encoder" of BERT and the decoder-only GPT-1 reaches 0.5
+    in GPT-1's; a sentence one work's text holds (:data:`COPIED_SHARE`) and another's does not is that work's
+    sentence with a key added ("The largest model reaches state-of-the-art perplexity ... [R1, R7]"). A sentence
+    whose words the works lack but the paper's text (``paper_text``) holds, two stems or more, compares the paper,
+    not the works ("The authors' approach differs from BERT by predicting several future tokens ... [R2, R6]" of
+    ProphetNet's own objective)."""
+    together = " ".join(works_text.get(k, "") for k in named)
+    if claim_support(sentence, together) < threshold:
+        return False
+    if paper_text and len((claim_stems(sentence) - stems(together)) & stems(paper_text)) >= PAPER_STEMS:
+        return False
+    strict = (1 + threshold) / 2
+    for clause in _CLAUSES.split(strip_markers(sentence)):
+        if _GROUPING.search(clause) and not all(claim_support(clause, works_text.get(k, "")) >= strict
+                                                for k in named):
+            return False
+    if not _GROUPING.search(strip_markers(sentence)):  # one work's sentence with another key added is no comparison
+        shares = [claim_support(sentence, works_text.get(k, "")) for k in named]
+        if max(shares) >= COPIED_SHARE and min(shares) < threshold:
+            return False
+    return True
+
+
+def juxtaposed(first: str, second: str) -> str:
+    """Two works' sentences set side by side as one: "X does Y [R1], whereas Z does W [R2]"."""
+    return f"{first.rstrip()[:-1].rstrip()}, whereas {_lower_first(second)}"
+
+
+@dataclass(frozen=True)
+class Parts:
+    """A themed paragraph's parts, in their order: the opening (topic) sentence, the sentences on the works (a
+    comparison among them), and the closing sentence on the paper."""
+
+    opening: tuple[str, ...]
+    body: tuple[str, ...]
+    position: str
+
+    @property
+    def text(self) -> str:
+        return " ".join([*self.opening, *self.body, *([self.position] if self.position else [])])
+
+
+def _theme_name(theme: str, works_text: Mapping[str, str], titles: Mapping[str, str]) -> str:
+    """The theme's name (its ordinary capitalised words lower-cased: "Policy Gradient Methods" → "policy gradient
+    methods", "PPO" stays) when the works' texts hold all its content stems; else the content words two of the
+    works' titles or more share, generic ones left out ("summarization"), or the name as it was when none is
+    shared."""
+    theme = " ".join(_lower_first(w) for w in theme.split())
+    if stems(theme) <= stems(" ".join(works_text.values())):
+        return theme
+    shared = Counter(w for t in titles.values() for w in content_words(t.lower()) - GENERIC_WORDS if len(w) > 3)
+    common = [w for w, n in sorted(shared.items(), key=lambda x: (-x[1], x[0])) if n >= 2][:2]
+    return " and ".join(common) or theme
+
+
+def _topic(out, title: str, counts: Counter, body: Sequence[str] = (), works_text: Mapping[str, str] | None = None,
+           paper_text: str = "", titles: Mapping[str, str] | None = None) -> list[str]:
+    """The opening sentence: the answer's topic, or the theme as a sentence when the topic is no opening sentence
+    (shorter than :data:`TOPIC_WORDS`, no main verb, lower-case or a question's words, the theme's name again,
+    the paper's title, one work's sentence of ``body`` again or a sentence on one work — "The authors introduce ..."
+    — or the paper's abstract restated: it would open on one work, or on the paper, not the theme). The theme's
+    name is held to the works' texts (``works_text``, ``titles``; :func:`_theme_name`)."""
     topic = _closed(strip_markers(out.topic))
     theme = " ".join(out.theme.split()).strip(" .")
-    if (len(topic.split()) < TOPIC_WORDS or lacks_main_verb(topic) or repeats_sentence(topic, theme, 0.8)
-            or support(topic, title) >= 0.5):  # no sentence, the theme's name again, or the paper's title
+    if works_text:
+        theme = _theme_name(theme, works_text, titles or {})
+    if (len(topic.split()) < TOPIC_WORDS or lacks_main_verb(topic) or not topic[0].isupper()
+            or _NO_TOPIC.match(topic) or repeats_sentence(topic, theme, 0.8) or support(topic, title) >= 0.5
+            or any(containment(topic, strip_markers(s)) >= TOPIC_REPEAT for s in body)
+            or _ONE_WORK.match(topic) or (paper_text and describes_paper(topic, paper_text))):
         topic = f"Several works address {theme[0].lower()}{theme[1:]}." if theme else ""  # the theme as a sentence
         counts["topics_replaced"] += 1
     opening = [] if not topic or is_meta(topic) or refers_to_paper(topic, title) else [topic]
     counts["dropped"] += 1 - len(opening)
-    comparison = []
-    if hasattr(out, "comparison"):
-        text = _bracketed(out.comparison, allowed)
-        named = [k for k in dict.fromkeys([*find_citation_keys(text), *out.comparison_keys]) if k in allowed]
-        if len(named) >= 2 and not is_meta(text) and not refers_to_paper(text, title):
-            comparison = [_cited(text, named)]
-        else:
-            counts["comparisons_dropped"] += 1
+    return opening
+
+
+def _comparison(out, body: list[tuple[str, str]], allowed: frozenset[str], title: str, paper_text: str,
+                works_text: Mapping[str, str], threshold: float, counts: Counter) -> list[tuple[str, str]]:
+    """The body with its comparison: the answer's, where it names two works or more and their notes support it
+    (:func:`grounded_comparison`), after the sentences on the works; else the first sentences on two works set side
+    by side (:func:`juxtaposed`) in place of the two (``comparisons_replaced``), or none (``comparisons_dropped``)."""
+    if not hasattr(out, "comparison"):
+        return body
+    text = sentence_case(_bracketed(out.comparison, allowed))
+    named = [k for k in dict.fromkeys([*find_citation_keys(text), *out.comparison_keys]) if k in allowed]
+    if (len(named) >= 2 and not is_meta(text) and not refers_to_paper(text, title)
+            and grounded_comparison(text, named, works_text, threshold, paper_text)):
+        return [*body, ("*", _cited(text, named))]
+    firsts = list({key: i for i, (key, _) in reversed(list(enumerate(body)))}.values())[::-1][:2]
+    if len(firsts) < 2:
+        counts["comparisons_dropped"] += 1
+        return body
+    counts["comparisons_replaced"] += 1
+    (i, (ka, a)), (j, (kb, b)) = [(i, body[i]) for i in sorted(firsts)]
+    both = (f"{ka} {kb}", juxtaposed(a, b))
+    return [both if n == i else item for n, item in enumerate(body) if n != j]
+
+
+def assemble(out, allowed: frozenset[str], title: str, paper_text: str, works_text: Mapping[str, str],
+             threshold: float, counts: Counter, earlier: Sequence[str] = (),
+             titles: Mapping[str, str] | None = None) -> Parts:
+    """The paragraph of a themed answer ``out`` in its parts (module docstring); ``works_text``: key → the notes
+    and abstract of each work; ``titles``: key → its title. What was dropped or replaced is added to ``counts``.
+    Raises ValueError (the client re-asks once) when no sentence on a work is left."""
+    body = []
+    for key, text in out.works.model_dump().items():
+        for sent in sentences(sentence_case(_bracketed(text, allowed))):
+            if set(find_citation_keys(sent)) - allowed or is_meta(sent):
+                counts["dropped"] += 1
+            else:
+                body.append((key, _cited(as_work(sent) if refers_to_paper(sent, title) else sent, [key])))
+    if not body:
+        raise ValueError(f"no sentence left: write about the works {sorted(allowed)} only, one or two sentences "
+                         f"each, and nothing about the writing or the paper itself")
+    opening = _topic(out, title, counts, [s for _, s in body], works_text, paper_text, titles)
+    body = _comparison(out, body, allowed, title, paper_text, works_text, threshold, counts)
+    works = " ".join(works_text.get(k, "") for k in sorted(allowed))
+    sentences_so_far = [s for _, s in body]
     position = _closed(_bracketed(out.position, allowed))
     if set(find_citation_keys(position)) - allowed:
         position = _closed(re.sub(r"\s*\[[^\[\]]*\]", "", position))
     if not (refers_to_paper(position, title) and relates_works(position) and not is_meta(position)
             and supported_relation(position, f"{title}. {paper_text}", works, threshold, (1 + threshold) / 2)
-            and not _repeats(position, [*earlier, *body])):
+            and not _repeats(position, [*earlier, *sentences_so_far])):
         position = fallback_position(out.relation, paper_text, works, earlier) or ""
         counts["positions_replaced"] += 1
-    return " ".join([*opening, *body, *comparison, *([position] if position else [])]), position
+    return Parts(tuple(opening), tuple(sentences_so_far), position)
 
 
 def themed_schema(allowed: frozenset[str], title: str, paper_text: str, works_text: Mapping[str, str],
-                  threshold: float, earlier: Sequence[str] = ()) -> type[pydantic.BaseModel]:
+                  threshold: float, earlier: Sequence[str] = (),
+                  titles: Mapping[str, str] | None = None) -> type[pydantic.BaseModel]:
     """The answer of a themed Compose on the works ``allowed`` (keys); ``title``/``paper_text``: the paper's own
     text (title; abstract and introduction); ``works_text``: key → the notes and abstract of each work;
     ``threshold``: the support a closing sentence needs; ``earlier``: the draft's closing sentences so far (one that
@@ -141,7 +312,6 @@ def themed_schema(allowed: frozenset[str], title: str, paper_text: str, works_te
     (``dropped``, ``comparisons_dropped``, ``positions_replaced``)."""
     keys = tuple(sorted(allowed, key=lambda k: (len(k), k)))
     several = len(keys) > 1
-    all_works = " ".join(works_text.get(k, "") for k in keys)
 
     Works = pydantic.create_model("Works", **{k: (str, pydantic.Field(min_length=10)) for k in keys})
 
@@ -160,11 +330,17 @@ def themed_schema(allowed: frozenset[str], title: str, paper_text: str, works_te
                                                **{k: SENTENCE_CHARS for k in keys}}
         dropped: ClassVar[int] = 0
         comparisons_dropped: ClassVar[int] = 0
+        comparisons_replaced: ClassVar[int] = 0
         positions_replaced: ClassVar[int] = 0
         topics_replaced: ClassVar[int] = 0
         resolves: ClassVar[list[int]] = []
         _text: str = pydantic.PrivateAttr("")
         _position: str = pydantic.PrivateAttr("")
+        _parts: Parts | None = pydantic.PrivateAttr(None)
+
+        @property
+        def parts(self) -> Parts:
+            return self._parts
 
         @property
         def text(self) -> str:
@@ -177,11 +353,54 @@ def themed_schema(allowed: frozenset[str], title: str, paper_text: str, works_te
         @pydantic.model_validator(mode="after")
         def _assemble(self) -> ThemedOut:
             counts = Counter()
-            self._text, self._position = assemble(self, allowed, title, paper_text, all_works, threshold, counts,
-                                                  earlier)
-            for name in ("dropped", "comparisons_dropped", "positions_replaced", "topics_replaced"):
+            self._parts = assemble(self, allowed, title, paper_text, works_text, threshold, counts, earlier, titles)
+            self._text, self._position = self._parts.text, self._parts.position
+            for name in COUNTS:
                 setattr(type(self), name, counts[name])
             return self
 
     ThemedOut.__name__ = "ComposeOut"
     return ThemedOut
+
+
+def revised_paragraph(old: str, new: str, flagged: str, title: str, counts: Counter) -> str:
+    """A revision ``new`` of the themed paragraph ``old``, keeping the structure its Compose validated: its closing
+    sentence (the revision's own sentences on the paper are not kept — a revision sees no paper text: one that
+    cites a work is about that work, "This paper builds on BERT [R2], which ..." → "The work builds on ...", one
+    that cites none, or the old closing copied back, is dropped — and the old closing ends the paragraph again,
+    ``closings_kept``); its opening sentence and its comparison, where the revision lost them and the open
+    feedback on the paragraph (``flagged``) does not quote them (``openings_kept``, ``comparisons_kept``). Its
+    sentences start upper-case again (the 1.5B's revisions lower-case them and the sentences run together), and
+    an uncited sentence that is not the opening is dropped (``revision_uncited_dropped``: "At inference time the
+    extra streams." was left of a closing). What it did is added to ``counts``."""
+    old = sentences(old)
+    free = [s for s in old if s[:60] not in flagged]
+    closing = [s for s in old if refers_to_paper(s, title)][-1:]
+    opening = [s for s in free[:1] if s == old[0] and not find_citation_keys(s) and not refers_to_paper(s, title)]
+    comparison = [s for s in free if len(set(find_citation_keys(s))) >= 2 and not refers_to_paper(s, title)]
+    kept = []
+    for s in sentences(sentence_case(new)):
+        if refers_to_paper(s, title):  # the old closing copied back is the old closing
+            if find_citation_keys(s) and not any(repeats_sentence(strip_markers(s), c, 0.6) for c in closing):
+                kept.append(as_work(s))
+        elif find_citation_keys(s) or s in opening:
+            kept.append(s)
+        else:  # a themed paragraph's only uncited sentence is its opening: the 1.5B's others are pieces
+            counts["revision_uncited_dropped"] += 1
+    if opening and (not kept or find_citation_keys(kept[0])):
+        kept.insert(0, opening[0])
+        counts["openings_kept"] += 1
+    if comparison and not any(len(set(find_citation_keys(s))) >= 2 for s in kept):
+        kept.append(comparison[0])
+        counts["comparisons_kept"] += 1
+    counts["closings_kept"] += bool(closing)
+    return " ".join(kept + closing)
+
+
+def extended_paragraph(old: str, body: str, position: str, title: str) -> str:
+    """The theme's paragraph ``old`` with the sentences on its new works (``body``, their comparison included): its
+    sentences, the new ones, then its closing — or, where it had none, the new answer's ``position``."""
+    old = sentences(old)
+    closing = [s for s in old if refers_to_paper(s, title)][-1:]
+    rest = [s for s in old if s not in closing]
+    return " ".join([*rest, body, *(closing or [position])]).strip()

@@ -3,9 +3,9 @@
 A related-work paragraph discusses works that belong together; putting GPT-2, ROUGE and a summariser side by
 side is a list, not a paragraph. Before composing, the pool's works are grouped by what they are about:
 
-- similarity of two works = the TF-IDF cosine of their titles, abstracts and the notes the team took on them
-  (the notes join as they are taken: the grouping is made again for every Compose), plus ``link_bonus`` when one
-  cites the other or both cite a common paper (the citation graph, ``Reference.citations``);
+- similarity of two works = the TF-IDF cosine of their titles and abstracts (grouped once an episode, so that a
+  theme keeps its one paragraph from one Compose to the next), plus ``link_bonus`` when one cites the other or
+  both cite a common paper (the citation graph, ``Reference.citations``);
 - average-linkage agglomerative clustering, merging the closest pair of groups while the merged group holds at
   most ``size + 1`` works, until there are ceil(works / ``size``) groups (``size``: ``executor.compose_sources``,
   the works one paragraph is written from);
