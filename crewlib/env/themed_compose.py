@@ -36,7 +36,17 @@ from crewlib.citations import find_citation_keys
 from crewlib.positioning import claim_stems, refers_to_paper, relates_works, supported_relation
 from crewlib.sections import CLOSING_REPEAT, as_work, describes_paper, is_meta, repeats_sentence
 from crewlib.sentence_form import lacks_main_verb
-from crewlib.text import containment, content_words, sentence_case, sentences, stems, strip_markers, support
+from crewlib.text import (
+    STOPWORDS,
+    containment,
+    content_words,
+    sentence_case,
+    sentences,
+    stems,
+    strip_markers,
+    support,
+    tokens,
+)
 
 RELATIONS = ("builds_on", "differs", "addresses_gap")
 # How the fallback closing sentence opens, by relation (the paper's own sentence follows).
@@ -170,9 +180,9 @@ def grounded_comparison(sentence: str, named: Sequence[str], works_text: Mapping
                         paper_text: str = "") -> bool:
     """A comparison the notes of the works it names support: its claim stems found in their texts together
     (≥ ``threshold``); a clause that says the works share something ("both", "all", "share", "similar" ...) must
-    find that support in each work's text alone, at the closings' stricter (1 + ``threshold``) / 2 — "Both [R2] and
-    [R5] use Transformer pretraining to train a Transformer encoder" of BERT and the decoder-only GPT-1 reaches 0.5
-    in GPT-1's; a sentence one work's text holds (:data:`COPIED_SHARE`) and another's does not is that work's
+    find each of its claim stems in each work's text — "Both [R2] and [R5] use Transformer pretraining to train a
+    Transformer encoder" of BERT and the decoder-only GPT-1 finds three of four in GPT-1's, all but "encoder"; a
+    sentence one work's text holds (:data:`COPIED_SHARE`) and another's does not is that work's
     sentence with a key added ("The largest model reaches state-of-the-art perplexity ... [R1, R7]"). A sentence
     whose words the works lack but the paper's text (``paper_text``) holds, two stems or more, compares the paper,
     not the works ("The authors' approach differs from BERT by predicting several future tokens ... [R2, R6]" of
@@ -182,10 +192,8 @@ def grounded_comparison(sentence: str, named: Sequence[str], works_text: Mapping
         return False
     if paper_text and len((claim_stems(sentence) - stems(together)) & stems(paper_text)) >= PAPER_STEMS:
         return False
-    strict = (1 + threshold) / 2
     for clause in _CLAUSES.split(strip_markers(sentence)):
-        if _GROUPING.search(clause) and not all(claim_support(clause, works_text.get(k, "")) >= strict
-                                                for k in named):
+        if _GROUPING.search(clause) and not all(claim_support(clause, works_text.get(k, "")) == 1.0 for k in named):
             return False
     if not _GROUPING.search(strip_markers(sentence)):  # one work's sentence with another key added is no comparison
         shares = [claim_support(sentence, works_text.get(k, "")) for k in named]
@@ -215,15 +223,34 @@ class Parts:
 
 def _theme_name(theme: str, works_text: Mapping[str, str], titles: Mapping[str, str]) -> str:
     """The theme's name (its ordinary capitalised words lower-cased: "Policy Gradient Methods" → "policy gradient
-    methods", "PPO" stays) when the works' texts hold all its content stems; else the content words two of the
-    works' titles or more share, generic ones left out ("summarization"), or the name as it was when none is
-    shared."""
+    methods", "PPO" stays) when the works' texts hold all its content stems; else the term two of the works' titles
+    or more share ("language understanding", then one word: "summarization"), or two of their texts (two words),
+    or the name as it was when none is shared."""
     theme = " ".join(_lower_first(w) for w in theme.split())
     if stems(theme) <= stems(" ".join(works_text.values())):
         return theme
-    shared = Counter(w for t in titles.values() for w in content_words(t.lower()) - GENERIC_WORDS if len(w) > 3)
-    common = [w for w, n in sorted(shared.items(), key=lambda x: (-x[1], x[0])) if n >= 2][:2]
-    return " and ".join(common) or theme
+    texts = list(works_text.values())
+    named = list(titles.values())
+    return _shared_term(named, 2) or _shared_term(named, 1) or _shared_term(texts, 2) or theme
+
+
+def _shared_term(texts: list[str], length: int) -> str:
+    """The term of ``length`` words (compared by stem: "summaries" and "summarization" are one) that the most of
+    ``texts`` hold, two at least, its first word not a generic one, in its most frequent form (ties: the longer):
+    "policy gradient", "summarization"; "" if none."""
+    forms: dict[tuple, Counter] = {}
+    holders: Counter = Counter()
+    for text in texts:
+        words = [w for w in tokens(strip_markers(text)) if w not in STOPWORDS]
+        terms = [tuple(words[i:i + length]) for i in range(len(words) - length + 1)]
+        terms = [t for t in terms if all(len(w) > 3 for w in t) and t[0] not in GENERIC_WORDS
+                 and t[-1] not in GENERIC_WORDS - {"model", "models", "method", "methods"}]
+        for key in {tuple(w[:5] for w in t) for t in terms}:
+            holders[key] += 1
+        for t in terms:
+            forms.setdefault(tuple(w[:5] for w in t), Counter())[" ".join(t)] += 1
+    ranked = sorted((k for k, n in holders.items() if n >= 2), key=lambda k: (-holders[k], -sum(forms[k].values()), k))
+    return max(forms[ranked[0]], key=lambda w: (forms[ranked[0]][w], len(w))) if ranked else ""
 
 
 def _topic(out, title: str, counts: Counter, body: Sequence[str] = (), works_text: Mapping[str, str] | None = None,
