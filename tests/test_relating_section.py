@@ -198,6 +198,23 @@ def test_sentences_the_model_wrote_lower_case_start_upper_case():
     assert {"A reward model is learned [R2].", "It is optimised [R2]."} <= set(sentences(out.text))
 
 
+def test_only_sentences_their_own_work_supports_are_set_side_by_side_and_a_closing_is_one_sentence():
+    """Demo target 1 (embedded 1.5B): GPT-1's result written in XLNet's field, set beside GPT-1's sentence, took both
+    works' citations with it when the output checks removed it; a closing field of two sentences left "At inference
+    time the extra streams." in the paragraph."""
+    works = {**WORKS, "R3": "XLNet is an autoregressive pretraining method with two-stream attention."}
+    schema = themed_schema(frozenset(works), TITLE, ABSTRACT, works, 0.5)
+    answer = themed_answer(works={"R1": "The model outperforms engineered systems on nine of twelve benchmarks.",
+                                  "R2": WORKS["R2"], "R3": works["R3"]}, comparison="Clipping is small.",
+                           comparison_keys=["R1", "R1"],
+                           position="This paper builds on these works and applies reward learning from human "
+                                    "preferences to language models. At inference time the extra streams.")
+    out = schema.model_validate(answer)
+    joined = [s for s in sentences(out.text) if ", whereas " in s]
+    assert joined and "[R1]" not in joined[0] and "[R2]" in joined[0] and "[R3]" in joined[0]
+    assert "At inference time" not in out.text and out.position_sentence.endswith("to language models.")
+
+
 def test_an_opening_that_is_a_question_or_lower_case_is_replaced_by_the_theme():
     schema = themed_schema(frozenset(WORKS), TITLE, ABSTRACT, WORKS, 0.5)
     out = schema.model_validate(themed_answer(topic="how to apply reward learning to natural language tasks"))

@@ -167,7 +167,8 @@ def _lower_first(sentence: str) -> str:
     """The sentence with its first letter lower-cased when its first word is an ordinary capitalised word ("The
     authors" → "the authors"; "BERT", "ELMo", "GPT-2" stay)."""
     first = sentence.split(" ", 1)[0]
-    return f"{sentence[0].lower()}{sentence[1:]}" if first[1:].islower() and first.isalpha() else sentence
+    ordinary = first.isalpha() and (first[1:].islower() or first == "A")
+    return f"{sentence[0].lower()}{sentence[1:]}" if ordinary else sentence
 
 
 def claim_support(sentence: str, text: str) -> float:
@@ -287,7 +288,11 @@ def _comparison(out, body: list[tuple[str, str]], allowed: frozenset[str], title
     if (len(named) >= 2 and not is_meta(text) and not refers_to_paper(text, title)
             and grounded_comparison(text, named, works_text, threshold, paper_text)):
         return [*body, ("*", _cited(text, named))]
-    firsts = list({key: i for i, (key, _) in reversed(list(enumerate(body)))}.values())[::-1][:2]
+    # each work's first sentence that its own text supports (the 1.5B put GPT-1's result in XLNet's field: joined,
+    # the output checks removed both works' citations with it)
+    supported = [i for i, (key, sent) in enumerate(body) if support(strip_markers(sent), works_text.get(key, ""))
+                 >= threshold]
+    firsts = sorted({body[i][0]: i for i in reversed(supported)}.values())[:2]
     if len(firsts) < 2:
         counts["comparisons_dropped"] += 1
         return body
@@ -317,7 +322,7 @@ def assemble(out, allowed: frozenset[str], title: str, paper_text: str, works_te
     body = _comparison(out, body, allowed, title, paper_text, works_text, threshold, counts)
     works = " ".join(works_text.get(k, "") for k in sorted(allowed))
     sentences_so_far = [s for _, s in body]
-    position = _closed(_bracketed(out.position, allowed))
+    position = _closed((sentences(sentence_case(_bracketed(out.position, allowed))) or [""])[0])
     if set(find_citation_keys(position)) - allowed:
         position = _closed(re.sub(r"\s*\[[^\[\]]*\]", "", position))
     if not (refers_to_paper(position, title) and relates_works(position) and not is_meta(position)
