@@ -16,7 +16,7 @@ from crewlib.actions import Action
 from crewlib.data.records import Reference, RWGExample
 from crewlib.env import CrewEnv
 from crewlib.env.executors import ActionRequest
-from crewlib.env.themed_compose import fallback_position, grounded_comparison, themed_schema
+from crewlib.env.themed_compose import fallback_position, grounded_comparison, merge_theme_paragraphs, themed_schema
 from crewlib.env.themes import LINK_BONUS, group_themes, similarity_matrix
 from crewlib.env.workspace import Note
 from crewlib.positioning import is_positioning, refers_to_paper, relates_works
@@ -437,8 +437,17 @@ def test_a_lone_work_joins_its_themes_paragraph_before_it_fills_up_another_theme
     first = ws.write_segment(0, f"Clipping keeps updates small [{r1}]. A reward model is learned [{r2}].", None, 1)
     theme, members = executor._theme_sources(ws, task, ["r4", "r3"])  # r4 the more relevant
     assert members == ["r3"] and r3 in theme.keys
-    theme, members = executor._theme_sources(ws, task, ["r4", "r3"], {first.id})  # a teammate revises it this round
-    assert r4 in theme.keys and members == ["r4", "r3"]  # no theme can be written alone: filled up, as before
+    claimed = {first.id}  # a teammate revises it this round: a second paragraph on the theme, joined at the end
+    ws.add_local(1, [Note("Asynchronous actor-critic agents learn policies with parallel updates.", ("r3",), 1)])
+    job = executor._new_paragraph(ws, task, ActionRequest(1, Action.COMPOSE, None), set(), claimed)
+    assert job is not None and job.extends is None and r3 in job.theme.keys  # r3 alone: it joins at the end
+    blocks, merged = merge_theme_paragraphs(
+        [first.text + f" {SUPPORTED}", "Several works address retrieval. Dense retrieval embeds passages [R4].",
+         f"Several methods learn policies. Actor-critic agents learn policies with parallel updates [{r3}]. "
+         f"This paper also studies policies, unlike these works."], [(r1, r2, r3), (r4,)], TITLE)
+    assert merged == 1 and len(blocks) == 2
+    assert blocks[0] == (f"Clipping keeps updates small [{r1}]. A reward model is learned [{r2}]. Actor-critic "
+                         f"agents learn policies with parallel updates [{r3}]. {SUPPORTED}")  # one opening, one closing
 
 
 def test_a_theme_keeps_one_paragraph_the_works_read_later_extend_it(task, make_client, scripted_server):

@@ -199,8 +199,10 @@ class CrewEnv(ParallelEnv):
         self.trace.add_round(self.t, actions, masks, proposals, accepted, overruled, terms, self._quality, counts,
                              cost, ws, time.perf_counter() - t0)
         if done:
+            themes = getattr(self.executor, "themes", {}).get(task.target_id, [])  # a themed Compose's grouping
             self.trace.finish(ws, task, dataclasses.replace(self.config.output,
-                                                            duplicate_threshold=ws.duplicate_threshold))
+                                                            duplicate_threshold=ws.duplicate_threshold),
+                              [t.keys for t in themes])
             self.agents = []
         return observations, rewards, terminations, truncations, infos
 

@@ -338,20 +338,22 @@ class LLMExecutor(Executor):
     def _new_paragraph(self, ws: Workspace, task: Task, req: ActionRequest, claimed_sources: set[str],
                        claimed_segments: set[int]) -> Job | None:
         """Works the draft does not cite yet, for one new paragraph — or, themed, for the paragraph the draft
-        already has on their theme (one theme, one paragraph: the new works extend it; ``extends``), unless another
-        agent revises or extends that paragraph this round."""
+        already has on their theme (one theme, one paragraph: the new works extend it; ``extends``); while another
+        agent revises or extends that paragraph this round, for a second one that the finished section joins to it."""
         notes = [n for n in uncovered_notes(ws, task, req.agent) if not set(n.sources) & claimed_sources]
         available = list(dict.fromkeys(s for n in notes for s in n.sources))  # most relevant first
-        theme, extends = None, None
+        theme, extends, paragraph = None, None, None
         if self.compose_form == "themed" and available:
-            theme, sources = self._theme_sources(ws, task, available, claimed_segments)
-            if theme is None:
-                return None
-            extends = self._theme_paragraph(ws, task, theme)
+            theme, sources = self._theme_sources(ws, task, available)
+            paragraph = self._theme_paragraph(ws, task, theme)
+            # while a teammate revises or extends the theme's paragraph this round, a second paragraph on the theme,
+            # joined to it when the section is finished (Trace.finish)
+            extends = paragraph if paragraph not in claimed_segments else None
         else:
             sources = related_sources(available[0], available, task, self.compose_sources) if available else []
         chosen = tuple(n for n in notes if set(n.sources) <= set(sources))
-        if not chosen or len(sources) < (1 if extends is not None else ws.compose_min_sources):
+        if not chosen or len(sources) < (1 if theme is not None and paragraph is not None
+                                         else ws.compose_min_sources):
             return None
         claimed_sources.update(sources)
         if extends is not None:
@@ -367,17 +369,15 @@ class LLMExecutor(Executor):
                 return segment.id
         return None
 
-    def _theme_sources(self, ws: Workspace, task: Task, available: list[str],
-                       claimed_segments: set[int] = frozenset()) -> tuple[Theme | None, list[str]]:
-        """The theme to write about and the works of it a paragraph is written from. A theme whose paragraph a
-        teammate revises or extends this round (``claimed_segments``) waits for a later round; (None, []) when no
-        other theme has a work ready (read, not cited, not claimed). First the themes that can be written without
-        another theme's works: a paragraph on them to extend, or ``env.compose_min_sources`` works ready; among them
-        the most works ready (ties: the most relevant work). Only when no theme can, the one chosen is filled up
-        with the closest other ready works (demo target 0 put PPO beside an attention paper that way while the
-        attention paper's theme had a paragraph to join). The pool is grouped once an episode, by the works' titles,
-        abstracts and citations (crewlib.env.themes), so that a theme keeps its paragraph from one Compose to the
-        next."""
+    def _theme_sources(self, ws: Workspace, task: Task, available: list[str]) -> tuple[Theme, list[str]]:
+        """The theme to write about and the works of it a paragraph is written from. First the themes that can be
+        written without another theme's works: a paragraph on them to extend (or, while a teammate revises or
+        extends it this round, to join at the end), or ``env.compose_min_sources`` works ready (read, not cited,
+        not claimed); among them the most works ready (ties: the most relevant work). Only when no theme can, the
+        one chosen is filled up with the closest other ready works (demo target 0 put PPO beside an attention paper
+        that way while the attention paper's theme had a paragraph to join). The pool is grouped once an episode,
+        by the works' titles, abstracts and citations (crewlib.env.themes), so that a theme keeps its paragraph from
+        one Compose to the next."""
         themes = self.themes.get(task.target_id)
         if themes is None:
             texts = {k: f"{r.title}. {r.abstract}" for k, r in task.reference_by_key.items()}
@@ -387,12 +387,10 @@ class LLMExecutor(Executor):
         rank = {s: i for i, s in enumerate(available)}
         ready = [[s for s in available if task.id_to_key[s] in t.keys] for t in themes]
         paragraph = [self._theme_paragraph(ws, task, t) for t in themes]
-        open_ = [i for i in range(len(themes)) if paragraph[i] is None or paragraph[i] not in claimed_segments]
-        if not any(ready[i] for i in open_):
-            return None, []
         whole = [bool(ready[i]) and (len(ready[i]) >= ws.compose_min_sources or paragraph[i] is not None)
                  for i in range(len(themes))]
-        best = max(open_, key=lambda i: (whole[i], len(ready[i]), -min((rank[s] for s in ready[i]), default=0)))
+        best = max(range(len(themes)), key=lambda i: (whole[i], len(ready[i]),
+                                                      -min((rank[s] for s in ready[i]), default=0)))
         members = ready[best][: self.compose_sources + 1]
         if len(members) < ws.compose_min_sources and paragraph[best] is None:
             others = [s for s in available if s not in members]

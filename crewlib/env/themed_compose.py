@@ -436,3 +436,28 @@ def extended_paragraph(old: str, body: str, position: str, title: str) -> str:
     closing = [s for s in old if refers_to_paper(s, title)][-1:]
     rest = [s for s in old if s not in closing]
     return " ".join([*rest, body, *(closing or [position])]).strip()
+
+
+def merge_theme_paragraphs(blocks: list[str], themes: list[tuple[str, ...]], title: str) -> tuple[list[str], int]:
+    """The paragraphs with those on one theme (all their citations keys of ``themes[i]``) joined into the first of
+    them: its opening, every paragraph's sentences in order without their openings and closings, then its closing
+    (or, where it has none, the next one's); and how many paragraphs were joined into another."""
+    out: list[list[str]] = []
+    home: dict[int, int] = {}  # theme → its paragraph's index in ``out``
+    merged = 0
+    for block in blocks:
+        cited = set(find_citation_keys(block))
+        theme = next((i for i, keys in enumerate(themes) if cited and cited <= set(keys)), None)
+        if theme is None or theme not in home:
+            if theme is not None:
+                home[theme] = len(out)
+            out.append(sentences(block))
+            continue
+        first = out[home[theme]]
+        closing = [s for s in first[-1:] if refers_to_paper(s, title)]
+        parts = sentences(block)
+        own_closing = [s for s in parts[-1:] if refers_to_paper(s, title)]
+        body = [s for s in parts if s not in own_closing and (find_citation_keys(s) or s is not parts[0])]
+        first[len(first) - len(closing):] = [*body, *(closing or own_closing)]
+        merged += 1
+    return [" ".join(p) for p in out], merged

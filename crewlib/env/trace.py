@@ -15,6 +15,7 @@ from pathlib import Path
 import pydantic
 
 from crewlib.citations import check_citations, find_citation_keys
+from crewlib.env.themed_compose import merge_theme_paragraphs
 from crewlib.sections import OutputChecks, finish_section, overlap
 from crewlib.text import sentences
 
@@ -62,16 +63,18 @@ class EpisodeTrace:
             "wall_s": round(wall_s, 4),
         })
 
-    def finish(self, ws, task, checks: OutputChecks) -> None:
-        """The final section: one-sentence segments joined to their closest paragraph, the paragraphs in
-        thematic order, through the output checks every system passes (the team's notes are evidence
-        beside the abstracts)."""
+    def finish(self, ws, task, checks: OutputChecks, themes: Iterable[tuple[str, ...]] = ()) -> None:
+        """The final section: paragraphs on one theme joined into one (``themes``: the keys of each theme of a
+        themed Compose; two agents may write on one theme in the same round), one-sentence segments joined to their
+        closest paragraph, the paragraphs in thematic order, through the output checks every system passes (the
+        team's notes are evidence beside the abstracts)."""
         rank = {k: i for i, k in enumerate(task.keys)}
-        blocks, joined = join_short_paragraphs(s.text for s in ws.draft)
+        texts, merged = merge_theme_paragraphs([s.text for s in ws.draft], list(themes), task.title)
+        blocks, joined = join_short_paragraphs(texts)
         ordered = "\n\n".join(order_paragraphs(blocks, rank))
         self.final_draft, report = finish_section(ordered, task, checks, notes_by_key(ws, task))
         self.output_checks = report.to_dict()
-        self.edits = {**ws.edits, "joined_paragraphs": joined}
+        self.edits = {**ws.edits, "joined_paragraphs": joined, "theme_paragraphs_merged": merged}
         self.lost_citations = sorted(ws.ever_cited - set(find_citation_keys(ws.draft_text)), key=lambda k: (len(k), k))
         self.feedback = [dataclasses.asdict(f) for f in ws.feedback]
         check = check_citations(self.final_draft, task.key_to_id)
