@@ -215,6 +215,15 @@ def test_only_sentences_their_own_work_supports_are_set_side_by_side_and_a_closi
     assert "At inference time" not in out.text and out.position_sentence.endswith("to language models.")
 
 
+def test_a_paragraph_on_one_work_opens_on_the_work_not_on_several():
+    schema = themed_schema(frozenset({"R1"}), TITLE, ABSTRACT, {"R1": WORKS["R1"]}, 0.5)
+    answer = themed_answer(works={"R1": "Proximal policy optimization clips the policy gradient objective."},
+                           topic="On policies.", theme="policy optimization")
+    del answer["comparison"], answer["comparison_keys"]
+    out = schema.model_validate(answer)
+    assert sentences(out.text)[0].startswith("Proximal policy optimization clips") and "Several" not in out.text
+
+
 def test_an_opening_that_is_a_question_or_lower_case_is_replaced_by_the_theme():
     schema = themed_schema(frozenset(WORKS), TITLE, ABSTRACT, WORKS, 0.5)
     out = schema.model_validate(themed_answer(topic="how to apply reward learning to natural language tasks"))
