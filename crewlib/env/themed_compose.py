@@ -251,7 +251,11 @@ def _shared_term(texts: list[str], length: int) -> str:
         for t in terms:
             forms.setdefault(tuple(w[:5] for w in t), Counter())[" ".join(t)] += 1
     ranked = sorted((k for k, n in holders.items() if n >= 2), key=lambda k: (-holders[k], -sum(forms[k].values()), k))
-    return max(forms[ranked[0]], key=lambda w: (forms[ranked[0]][w], len(w))) if ranked else ""
+    if not ranked:
+        return ""
+    term = max(forms[ranked[0]], key=lambda w: (forms[ranked[0]][w], len(w)))
+    written = re.search(r"[\s-]+".join(map(re.escape, term.split())), " ".join(texts), re.IGNORECASE)
+    return written.group(0).lower() if written else term  # as the texts write it: "multi-agent"
 
 
 def _topic(out, title: str, counts: Counter, body: Sequence[str] = (), works_text: Mapping[str, str] | None = None,
@@ -293,8 +297,9 @@ def _comparison(out, body: list[tuple[str, str]], allowed: frozenset[str], title
         return [*body, ("*", _cited(text, named))]
     # each work's first sentence that its own text supports (the 1.5B put GPT-1's result in XLNet's field: joined,
     # the output checks removed both works' citations with it)
-    supported = [i for i, (key, sent) in enumerate(body) if support(strip_markers(sent), works_text.get(key, ""))
-                 >= threshold]
+    # (and a statement: crew write's "Is Independent Learning All You Need ...? [R8]", a title, is none)
+    supported = [i for i, (key, sent) in enumerate(body) if strip_markers(sent).endswith(".")
+                 and support(strip_markers(sent), works_text.get(key, "")) >= threshold]
     firsts = sorted({body[i][0]: i for i in reversed(supported)}.values())[:2]
     if len(firsts) < 2:
         counts["comparisons_dropped"] += 1
