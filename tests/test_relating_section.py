@@ -215,6 +215,16 @@ def test_only_sentences_their_own_work_supports_are_set_side_by_side_and_a_closi
     assert "At inference time" not in out.text and out.position_sentence.endswith("to language models.")
 
 
+def test_a_sentence_cut_at_its_fields_cap_is_left_out():
+    """crew write --tex (embedded 1.5B): "The authors demonstrate the effectiveness of their met [R5]." ended a field
+    the decoder closed at its 320 characters."""
+    schema = themed_schema(frozenset(WORKS), TITLE, ABSTRACT, WORKS, 0.5)
+    long = "Proximal policy optimization clips the policy gradient objective of reinforcement learning agents. " * 3
+    cut = (long + "The authors demonstrate the effectiveness of their met")[:319]
+    out = schema.model_validate(themed_answer(works={"R1": cut, "R2": WORKS["R2"]}))
+    assert schema.cut == 1 and not any(s.split(" [")[0].endswith(cut.split()[-1]) for s in sentences(out.text))
+
+
 def test_a_paragraph_on_one_work_opens_on_the_work_not_on_several():
     schema = themed_schema(frozenset({"R1"}), TITLE, ABSTRACT, {"R1": WORKS["R1"]}, 0.5)
     answer = themed_answer(works={"R1": "Proximal policy optimization clips the policy gradient objective."},

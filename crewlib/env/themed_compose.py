@@ -74,7 +74,7 @@ _NO_TOPIC = re.compile(r"^(?:how|what|why|whether|which|when|where|towards?|on|u
 THEME_CHARS, SENTENCE_CHARS = 60, 320
 REPEAT_OVERLAP = CLOSING_REPEAT  # a closing sentence repeats an earlier one (as the output checks judge it)
 # What a themed answer's validator changed, counted on its schema class (and summed in the executor's theme report).
-COUNTS = ("dropped", "comparisons_dropped", "comparisons_replaced", "positions_replaced", "topics_replaced")
+COUNTS = ("dropped", "comparisons_dropped", "comparisons_replaced", "positions_replaced", "topics_replaced", "cut")
 TOPIC_WORDS = 6
 COPIED_SHARE = 0.8  # share of a comparison's claim stems one work's text holds: its sentence, if another lacks it
 PAPER_STEMS = 2  # a comparison's stems the works lack and the paper's text holds: it compares the paper
@@ -318,7 +318,10 @@ def assemble(out, allowed: frozenset[str], title: str, paper_text: str, works_te
     Raises ValueError (the client re-asks once) when no sentence on a work is left."""
     body = []
     for key, text in out.works.model_dump().items():
-        for sent in sentences(sentence_case(_bracketed(text, allowed))):
+        parts = sentences(sentence_case(_bracketed(text, allowed)))
+        if len(text.strip()) >= SENTENCE_CHARS - 1 and parts and not parts[-1].rstrip().endswith((".", "!", "?")):
+            parts, counts["cut"] = parts[:-1], counts["cut"] + 1  # cut at the field's cap: "... of their met"
+        for sent in parts:
             if set(find_citation_keys(sent)) - allowed or is_meta(sent):
                 counts["dropped"] += 1
             else:
