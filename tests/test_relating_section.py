@@ -215,6 +215,21 @@ def test_only_sentences_their_own_work_supports_are_set_side_by_side_and_a_closi
     assert "At inference time" not in out.text and out.position_sentence.endswith("to language models.")
 
 
+def test_a_works_title_is_never_set_beside_another_work_and_a_figure_pointer_never_closes():
+    """The quality benchmark's recent papers (embedded 1.5B): "DNNs Can Be Trained in Tiny Subspaces [R5], whereas LoRA:
+    Low-Rank Adaptation of Large Language Models [R9]." (two works known by their titles), and a closing ending "see
+    Fig. 1 for an example"."""
+    titles = {"R1": "Proximal Policy Optimization Algorithms", "R2": "Deep RL from human preferences"}
+    schema = themed_schema(frozenset(WORKS), TITLE, ABSTRACT, WORKS, 0.5, titles=titles)
+    out = schema.model_validate(themed_answer(works={"R1": "Proximal Policy Optimization Algorithms.",
+                                                     "R2": WORKS["R2"]}, comparison="Clipping keeps updates small.",
+                                              comparison_keys=["R1", "R1"]))
+    assert not any(", whereas " in s for s in sentences(out.text))
+    abstract = ("We learn a reward model from human comparisons, see Fig. 1 for an example. We fine-tune language "
+                "model policies with reinforcement learning.")
+    assert "Fig" not in fallback_position("builds_on", abstract, WORKS["R2"])
+
+
 def test_a_sentence_cut_at_its_fields_cap_is_left_out():
     """crew write --tex (embedded 1.5B): "The authors demonstrate the effectiveness of their met [R5]." ended a field
     the decoder closed at its 320 characters."""

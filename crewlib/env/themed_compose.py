@@ -67,6 +67,8 @@ _PAPER = re.compile(r"\b(?:this|the)\s+(?:paper|work|study)\b", re.IGNORECASE)
 # An opening on one work, not a theme ("The authors introduce ...", "This method ...").
 _ONE_WORK = re.compile(r"^(?:the|this|these|its|their)\s+(?:authors?|work|paper|method|model|approach|study)\b",
                        re.IGNORECASE)
+# A pointer to the paper's figures or tables ("see Fig. 1 for an example"): no closing sentence of a section.
+_FIGURE = re.compile(r"\b(?:Fig(?:ure)?s?|Tables?|Sec(?:tion)?s?|Eq(?:uation)?s?)\.?\s*~?\d", re.IGNORECASE)
 # A citation by name in the paper's text (its introduction's "Smith et al. (2019)", "(Doe, 2020)").
 _CITED_BY_NAME = re.compile(r"\bet al\b|\((?:[^()]*\D)?(?:19|20)\d{2}[a-z]?\)")
 # A topic that is no opening sentence: a question's or a heading's words ("how to apply ...").
@@ -124,7 +126,7 @@ def _paper_text_sentences(paper_text: str) -> list[str]:
     text = paper_text.replace("From the introduction:", " ")
     return [s for s in sentences(" ".join(text.split()))
             if len(content_words(s)) >= 4 and s.endswith(".") and not find_citation_keys(s)
-            and not _CITED_BY_NAME.search(s)]
+            and not _CITED_BY_NAME.search(s) and not _FIGURE.search(s)]
 
 
 def _repeats(sentence: str, earlier: Sequence[str]) -> bool:
@@ -283,8 +285,15 @@ def _topic(out, title: str, counts: Counter, body: Sequence[str] = (), works_tex
     return opening
 
 
+def _restates_title(sentence: str, work_title: str) -> bool:
+    """The sentence says no more than its work's title (its content words all in the title)."""
+    words = content_words(strip_markers(sentence))
+    return bool(work_title) and bool(words) and words <= content_words(work_title)
+
+
 def _comparison(out, body: list[tuple[str, str]], allowed: frozenset[str], title: str, paper_text: str,
-                works_text: Mapping[str, str], threshold: float, counts: Counter) -> list[tuple[str, str]]:
+                works_text: Mapping[str, str], threshold: float, counts: Counter,
+                titles: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
     """The body with its comparison: the answer's, where it names two works or more and their notes support it
     (:func:`grounded_comparison`), after the sentences on the works; else the first sentences on two works set side
     by side (:func:`juxtaposed`) in place of the two (``comparisons_replaced``), or none (``comparisons_dropped``)."""
@@ -297,9 +306,11 @@ def _comparison(out, body: list[tuple[str, str]], allowed: frozenset[str], title
         return [*body, ("*", _cited(text, named))]
     # each work's first sentence that its own text supports (the 1.5B put GPT-1's result in XLNet's field: joined,
     # the output checks removed both works' citations with it)
-    # (and a statement: crew write's "Is Independent Learning All You Need ...? [R8]", a title, is none)
+    # (and a statement: a work's title — "Is Independent Learning All You Need ...? [R8]", "DNNs Can Be Trained in
+    # Tiny Subspaces [R5]." of a work known by its title only, on real papers — is none)
     supported = [i for i, (key, sent) in enumerate(body) if strip_markers(sent).endswith(".")
-                 and support(strip_markers(sent), works_text.get(key, "")) >= threshold]
+                 and support(strip_markers(sent), works_text.get(key, "")) >= threshold
+                 and not lacks_main_verb(sent) and not _restates_title(sent, (titles or {}).get(key, ""))]
     firsts = sorted({body[i][0]: i for i in reversed(supported)}.values())[:2]
     if len(firsts) < 2:
         counts["comparisons_dropped"] += 1
@@ -330,7 +341,7 @@ def assemble(out, allowed: frozenset[str], title: str, paper_text: str, works_te
         raise ValueError(f"no sentence left: write about the works {sorted(allowed)} only, one or two sentences "
                          f"each, and nothing about the writing or the paper itself")
     opening = _topic(out, title, counts, [s for _, s in body], works_text, paper_text, titles)
-    body = _comparison(out, body, allowed, title, paper_text, works_text, threshold, counts)
+    body = _comparison(out, body, allowed, title, paper_text, works_text, threshold, counts, titles)
     works = " ".join(works_text.get(k, "") for k in sorted(allowed))
     sentences_so_far = [s for _, s in body]
     position = _closed((sentences(sentence_case(_bracketed(out.position, allowed))) or [""])[0])
