@@ -33,7 +33,7 @@ from typing import ClassVar, Literal
 import pydantic
 
 from crewlib.citations import find_citation_keys
-from crewlib.positioning import claim_stems, refers_to_paper, relates_works, supported_relation
+from crewlib.positioning import claim_stems, refers_to_paper, relates_works, relation_support, supported_relation
 from crewlib.sections import CLOSING_REPEAT, as_work, describes_paper, is_meta, repeats_sentence
 from crewlib.sentence_form import lacks_main_verb
 from crewlib.text import (
@@ -114,12 +114,6 @@ def _cited(text: str, keys: list[str]) -> str:
     return f"{text[:-1].rstrip()} [{', '.join(missing)}]{text[-1]}" if missing else text
 
 
-def paper_sentences(paper_text: str) -> list[str]:
-    """The paper's own sentences that speak of it (we, this paper, our ...), in order; the introduction's
-    "From the introduction:" label removed."""
-    return [s for s in _paper_text_sentences(paper_text) if refers_to_paper(s)]
-
-
 def _paper_text_sentences(paper_text: str) -> list[str]:
     """The sentences of the paper's text (title, abstract, introduction) that state something: four content words
     or more, closed by a stop, citing nothing (no key, no author–year) — in order."""
@@ -174,9 +168,9 @@ def _lower_first(sentence: str) -> str:
 
 
 def claim_support(sentence: str, text: str) -> float:
-    """The share of the sentence's claim stems (its content less the words of relation) that ``text`` holds."""
-    claim = claim_stems(sentence)
-    return len(claim & stems(text)) / len(claim) if claim else 0.0
+    """The share of the sentence's claim stems (its content less the words of relation) that ``text`` holds
+    (:func:`crewlib.positioning.relation_support`'s own share, ``text`` in the paper's place)."""
+    return relation_support(sentence, text)[1]
 
 
 def grounded_comparison(sentence: str, named: Sequence[str], works_text: Mapping[str, str], threshold: float,
