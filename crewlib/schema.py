@@ -163,6 +163,7 @@ class ExecutorBlock(Block):
     own_notes_first: bool
     compose_form: Literal["paragraph", "sentences", "themed"]
     check_notes: bool
+    finish_from_notes: bool
 
 
 class OutputBlock(Block):

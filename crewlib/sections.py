@@ -61,7 +61,7 @@ A paragraph left with no citation at all (only topic sentences) is removed too, 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import ClassVar
 
@@ -466,6 +466,15 @@ def _repair_sentence(sent: str, task: Task, checks: OutputChecks, sources: Mappi
         sent = cite_sentence(sent, key)
         report.unsupported_reattributed += 1
     return sent
+
+
+def sentence_kept(sent: str, task: Task, checks: OutputChecks, notes: Mapping[str, str] | None = None,
+                  earlier: Sequence[str] = ()) -> str | None:
+    """One sentence as the final checks leave it (its repairs applied), or None where they remove it or it repeats
+    one of ``earlier`` (the draft's sentences so far): what a Compose asks of a sentence before it is written."""
+    texts = evidence(task)
+    kept = _repair_sentence(sent, task, checks, evidence(task, notes) if notes else texts, SectionReport(), texts)
+    return None if kept is None or any(repeats_sentence(kept, e, checks.sentence_threshold) for e in earlier) else kept
 
 
 def finish_section(text: str, task: Task, checks: OutputChecks,

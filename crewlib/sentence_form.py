@@ -52,7 +52,9 @@ _ADJECTIVE = _words("new large small deep recent different efficient various mul
 _ADJECTIVE_END = ("al", "ic", "tive", "sive", "ous", "ful", "able", "ible", "less", "ary", "ed", "ing")
 _NOUN_END = ("off", "up", "ing", "ion", "ment", "ness", "ity", "ance", "ence")
 _NOT_PLURAL_END = ("ss", "us", "is", "'s")
-_LOOKALIKE = _words("enable disable vary reveal deal appeal conceal signal mimic bring")
+_LOOKALIKE = _words("enable disable vary reveal deal appeal conceal signal mimic bring",  # and "-al" nouns:
+                    "retrieval proposal removal approval arrival survival trial tutorial journal interval material",
+                    "manual terminal portal renewal disposal denial withdrawal reversal dismissal appraisal")
 _IRREGULAR_PLURAL = _words("data criteria phenomena corpora people children media indices matrices")
 _LY_VERBS, _IMPERATIVE = _words("rely apply supply reply imply comply multiply"), _words("see refer note consider let")
 _TAKES_TO = _words("seem tend aim fail try appear continue attempt choose manage struggle want learn need seek")
@@ -165,11 +167,13 @@ def strip_copied_author_year(sentence: str) -> tuple[str, int]:
 
 def strip_title_opening(sentence: str, titles: Iterable[str]) -> str | None:
     """The sentence without a pool work's title pasted as its opening ("Efficient Models for X: non-parametric
-    models learn ... [R3]." → "Non-parametric models learn ... [R3]."), citations kept; None if it opens with no
-    title: an opening whose content stems overlap a title's (or its part before a colon) by 0.8 (Jaccard)."""
+    models learn ... [R3]." → "Non-parametric models learn ... [R3]."; a revision's "On Decoding Strategies for
+    Neural Text Generators; [R6] Loss truncation outperforms ..." on a recent paper), citations kept; None if it
+    opens with no title: an opening whose content stems overlap a title's (or its part before a colon) by 0.8
+    (Jaccard)."""
     parts = [stems(part) for title in titles for part in (title, re.split(r"\s*[:\u2013\u2014]\s+|\s+-\s+", title)[0])]
     parts = [words for words in parts if len(words) >= 2]
-    for colon in (m.start() for m in re.finditer(r":(?=\s)", sentence)):
+    for colon in (m.start() for m in re.finditer(r"[:;](?=\s)", sentence)):  # or ";" (a revision: "Title; [R6] X")
         opening, rest = sentence[:colon], sentence[colon + 1:].strip()
         words = stems(opening)
         if len(words) < 2 or not re.search(r"[A-Za-z]{2}", rest) or not any(

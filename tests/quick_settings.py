@@ -31,9 +31,10 @@ def quick_executor(client, **changes):
     """The LLM executor of the quick params (its edition and the closing sentences' support), with ``changes`` to
     its ``executor`` settings."""
     from crewlib.env.llm_executor import LLMExecutor
+    from crewlib.sections import OutputChecks
 
     return LLMExecutor(client, executor_settings(**changes), edition=QUICK.llm.prompt_edition,
-                       relation_threshold=QUICK.output.support_threshold)
+                       checks=OutputChecks.from_params(QUICK))
 
 
 def quick_with(**blocks) -> Params:

@@ -200,9 +200,10 @@ class CrewEnv(ParallelEnv):
                              cost, ws, time.perf_counter() - t0)
         if done:
             themes = getattr(self.executor, "themes", {}).get(task.target_id, [])  # a themed Compose's grouping
+            complete = getattr(self.executor, "complete_draft", None)  # the works read and not cited, from the notes
             self.trace.finish(ws, task, dataclasses.replace(self.config.output,
                                                             duplicate_threshold=ws.duplicate_threshold),
-                              [t.keys for t in themes])
+                              [t.keys for t in themes], complete(ws, task) if complete else None)
             self.agents = []
         return observations, rewards, terminations, truncations, infos
 

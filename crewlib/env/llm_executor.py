@@ -32,14 +32,21 @@ from crewlib.env.compose_forms import (  # noqa: F401  (attribute_sentences, wit
     with_citation,
 )
 from crewlib.env.executors import ActionRequest, Executor, RoundCost
-from crewlib.env.themed_compose import extended_paragraph, revised_paragraph, themed_schema
+from crewlib.env.notes_finish import complete_from_notes, theme_paragraph, work_texts
+from crewlib.env.themed_compose import (
+    COUNTS,
+    extended_paragraph,
+    fallback_position,
+    revised_paragraph,
+    themed_schema,
+)
 from crewlib.env.themes import Theme, group_themes
 from crewlib.env.workspace import FEEDBACK_KINDS, Note, Proposal, Workspace
 from crewlib.llm import Caller, ChatRequest, LLMClient, LLMError
-from crewlib.positioning import refers_to_paper, target_name
+from crewlib.positioning import target_name
 from crewlib.prompts.parts import Filled, fill, parts_text
 from crewlib.schema import ExecutorBlock, Params
-from crewlib.sections import is_truncated, paragraphs
+from crewlib.sections import CLOSING_REPEAT, OutputChecks, is_truncated, paragraphs, repeats_sentence, sentence_kept
 from crewlib.tasks import Task, title_only
 from crewlib.text import approx_tokens, content_words, sentences, support
 
@@ -112,12 +119,6 @@ def _short(text: str, words: int = 60) -> str:
     return text if len(parts) <= words else " ".join(parts[:words]) + " ..."
 
 
-def _work_texts(notes: list[Note] | tuple[Note, ...], keys, task: Task) -> dict[str, str]:
-    """Key → what a sentence attributed to that work may rest on: the notes on it, then its abstract."""
-    return {k: " ".join([*(n.text for n in notes if task.key_to_id[k] in n.sources), task.reference_by_key[k].abstract])
-            for k in keys}
-
-
 def mend_notes(texts: list[str]) -> list[str]:
     """Notes as whole sentences: a note that a length cap cut mid-sentence ("... and sentences. The") is joined
     with the next when that one continues it (starts in lower case), and a cut last sentence left is dropped."""
@@ -169,17 +170,17 @@ class LLMExecutor(Executor):
     name = "llm"
 
     def __init__(self, client: LLMClient, settings: ExecutorBlock, system: str = "crew", *,
-                 edition: str = prompts.RECORDED_EDITION, relation_threshold: float | None = None) -> None:
+                 edition: str = prompts.RECORDED_EDITION, checks: OutputChecks | None = None) -> None:
         """``settings``: the ``executor`` block of params; ``system``: the name the ledger records the calls under;
-        ``edition``: the prompts' edition (``llm.prompt_edition``); ``relation_threshold``: the support a themed
-        paragraph's closing sentence needs from the paper's text (``output.support_threshold``; required by
-        ``compose_form: themed``)."""
-        if settings.compose_form == "themed" and relation_threshold is None:
-            raise ValueError("executor.compose_form themed needs relation_threshold (output.support_threshold)")
+        ``edition``: the prompts' edition (``llm.prompt_edition``); ``checks``: the output checks (the ``output``
+        block; required by ``compose_form: themed``), which a themed paragraph's sentences meet as they are written,
+        its closing with the support a cited sentence needs (``output.support_threshold``)."""
+        if settings.compose_form == "themed" and checks is None:
+            raise ValueError("executor.compose_form themed needs the output checks (the params' output block)")
         self.client = client
         self.edition = edition
         self.rules = prompts.SECTION_RULES[edition]
-        self.relation_threshold = relation_threshold
+        self.checks = checks
         self.themes: dict[str, list[Theme]] = {}  # target → the grouping of its pool this episode (themed Compose)
         self.paragraphs: list[dict] = []  # themed Compose: each new paragraph's theme, works, relation, closing
         self.themed_counts = Counter()  # comparisons dropped, closing sentences replaced, closings kept on revision
@@ -194,6 +195,7 @@ class LLMExecutor(Executor):
         self.own_notes_first = settings.own_notes_first
         self.compose_form = settings.compose_form
         self.check_notes = settings.check_notes
+        self.finish_from_notes = settings.finish_from_notes
         self.notes_dropped = 0  # Retrieve notes about the target instead of the work read (check_notes)
         self.attributed = 0  # sentences of new paragraphs given their source's key (attribute_uncited)
         self.dropped = 0  # sentences of paragraphs citing keys they were not given, dropped (salvage_paragraphs)
@@ -203,7 +205,7 @@ class LLMExecutor(Executor):
     @classmethod
     def from_params(cls, client: LLMClient, params: Params, system: str = "crew") -> LLMExecutor:
         return cls(client, params.executor, system, edition=params.llm.prompt_edition,
-                   relation_threshold=params.output.support_threshold)
+                   checks=OutputChecks.from_params(params))
 
     def reset(self, seed: int | None) -> None:
         self._read: dict[tuple[str, str], list[str]] = {}  # (target, reference) → its notes, read once per episode
@@ -345,7 +347,7 @@ class LLMExecutor(Executor):
         theme, extends, paragraph = None, None, None
         if self.compose_form == "themed" and available:
             theme, sources = self._theme_sources(ws, task, available)
-            paragraph = self._theme_paragraph(ws, task, theme)
+            paragraph = theme_paragraph(ws, task, theme)
             # while a teammate revises or extends the theme's paragraph this round, a second paragraph on the theme,
             # joined to it when the section is finished (Trace.finish)
             extends = paragraph if paragraph not in claimed_segments else None
@@ -359,15 +361,6 @@ class LLMExecutor(Executor):
         if extends is not None:
             claimed_segments.add(extends)
         return Job(req, notes=chosen, theme=theme, extends=extends)
-
-    @staticmethod
-    def _theme_paragraph(ws: Workspace, task: Task, theme: Theme) -> int | None:
-        """The paragraph of the draft on ``theme``: the first whose citations are all works of the theme."""
-        for segment in ws.draft:
-            cited = set(find_citation_keys(segment.text)) & set(task.keys)
-            if cited and cited <= set(theme.keys):
-                return segment.id
-        return None
 
     def _theme_sources(self, ws: Workspace, task: Task, available: list[str]) -> tuple[Theme, list[str]]:
         """The theme to write about and the works of it a paragraph is written from. First the themes that can be
@@ -386,7 +379,7 @@ class LLMExecutor(Executor):
                 task.key_to_id, self.compose_sources)
         rank = {s: i for i, s in enumerate(available)}
         ready = [[s for s in available if task.id_to_key[s] in t.keys] for t in themes]
-        paragraph = [self._theme_paragraph(ws, task, t) for t in themes]
+        paragraph = [theme_paragraph(ws, task, t) for t in themes]
         whole = [bool(ready[i]) and (len(ready[i]) >= ws.compose_min_sources or paragraph[i] is not None)
                  for i in range(len(themes))]
         best = max(range(len(themes)), key=lambda i: (whole[i], len(ready[i]),
@@ -425,14 +418,17 @@ class LLMExecutor(Executor):
         if job.segment_id is None:
             allowed = {keys[s] for n in job.notes for s in n.sources}
             if self.compose_form == "themed":
-                earlier = [s for seg in ws.draft for s in sentences(seg.text) if refers_to_paper(s, task.title)]
+                earlier = [s for seg in ws.draft for s in sentences(seg.text)]
+                notes = {k: " ".join(n.text for n in job.notes if task.key_to_id[k] in n.sources) for k in allowed}
                 return themed_schema(frozenset(allowed), task.title, task.abstract,
-                                     _work_texts(job.notes, allowed, task), self.relation_threshold, earlier,
-                                     {k: task.reference_by_key[k].title for k in allowed})
+                                     work_texts(job.notes, allowed, task), self.checks.support_threshold, earlier,
+                                     {k: task.reference_by_key[k].title for k in allowed},
+                                     lambda sent, also=(): sentence_kept(sent, task, self.checks, notes,
+                                                                         [*earlier, *also]))
             if self.compose_form == "sentences":
                 return sentences_schema(frozenset(allowed))
             if self.attribute_uncited:
-                sources = _work_texts(job.notes, allowed, task)
+                sources = work_texts(job.notes, allowed, task)
                 return compose_schema(frozenset(allowed), sources, compose_length(self.compose_sources)[1],
                                       self.salvage_paragraphs)
             return compose_schema(frozenset(allowed), max_words=compose_length(self.compose_sources)[1],
@@ -442,7 +438,7 @@ class LLMExecutor(Executor):
         allowed = {keys[s] for s in known} | cited
         sources = None
         if self.salvage_paragraphs:  # a revision that lost every citation: each sentence gets its source's key back
-            sources = _work_texts(ws.global_notes + ws.local_notes[job.req.agent], cited, task)
+            sources = work_texts(ws.global_notes + ws.local_notes[job.req.agent], cited, task)
         return compose_schema(frozenset(allowed), sources or None, salvage=self.salvage_paragraphs)
 
     def run_round(self, ws, task, requests, t):
@@ -469,7 +465,7 @@ class LLMExecutor(Executor):
                                      sample_index=t))
         answered = iter(schemas)  # read after the batch: a compose schema counts what its validator changed
         outcomes = iter(self.client.batch(batch, return_exceptions=True))
-        proposals = []
+        proposals, closings = [], []  # closings: this round's themed paragraphs' closing sentences
         cost = RoundCost()
         for item in planned:
             if isinstance(item, Proposal):
@@ -482,6 +478,8 @@ class LLMExecutor(Executor):
                 else:
                     if item.req.action == Action.CRITIQUE:
                         self._reviewed |= {(s.id, s.version) for s in ws.draft}
+                    if item.theme is not None:
+                        self._distinct_closing(ws, task, item, outcome.parsed, closings)
                     proposals.append(self._proposal(ws, task, item, outcome.parsed))
                     self.attributed += getattr(schema, "attributed", 0)
                     self.dropped += getattr(schema, "dropped", 0)
@@ -495,6 +493,26 @@ class LLMExecutor(Executor):
         cost.tokens = sum(r.prompt_tokens + r.completion_tokens for r in cost.ledger_records)
         return proposals, cost
 
+    def _distinct_closing(self, ws: Workspace, task: Task, job: Job, out, closings: list[str]) -> None:
+        """A themed paragraph's closing that repeats one a teammate wrote in the same round (neither saw the other's;
+        the final checks would remove the second) replaced by the paper's next sentence (``positions_replaced``)."""
+        position = out.parts.position
+        if position and any(repeats_sentence(position, c, CLOSING_REPEAT) for c in closings):
+            keys = {task.id_to_key[s] for n in job.notes for s in n.sources}
+            works = " ".join(work_texts(job.notes, keys, task).values())
+            earlier = [*closings, *(s for seg in ws.draft for s in sentences(seg.text))]
+            out.reclose(fallback_position(out.relation, task.abstract, works, earlier) or "")
+            self.themed_counts["positions_replaced"] += 1
+        closings.append(out.parts.position)
+
+    def complete_draft(self, ws: Workspace, task: Task) -> list[str] | None:
+        """The draft's paragraphs at the episode's end completed from the team's notes
+        (:func:`~crewlib.env.notes_finish.complete_from_notes`; ``executor.finish_from_notes``, themed Compose only;
+        counted ``finished_from_notes``); None when the setting is off."""
+        if not (self.finish_from_notes and self.compose_form == "themed"):
+            return None
+        return complete_from_notes(ws, task, self.themes.get(task.target_id, []), self.checks, self.themed_counts)
+
     def _record_paragraph(self, task: Task, job: Job, out: pydantic.BaseModel, schema) -> None:
         """A themed paragraph's theme (the grouping's works and the composer's name for it), its works, the
         relation and closing sentence, for the trace and summary.json; its validator's counts."""
@@ -503,7 +521,7 @@ class LLMExecutor(Executor):
             "extends": job.extends,
             "works": sorted({task.id_to_key[s] for n in job.notes for s in n.sources}, key=lambda k: (len(k), k)),
             "relation": out.relation, "closing": out.position_sentence})
-        for name in ("comparisons_dropped", "comparisons_replaced", "positions_replaced", "topics_replaced"):
+        for name in COUNTS[1:]:  # its dropped sentences count in ``dropped``
             self.themed_counts[name] += getattr(schema, name, 0)
         self.themed_counts["paragraphs_extended"] += job.extends is not None
 

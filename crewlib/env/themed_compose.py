@@ -24,10 +24,10 @@ The answer's JSON schema holds the paragraph's parts, so that its structure is g
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar, Literal
 
 import pydantic
@@ -72,16 +72,26 @@ _FIGURE = re.compile(r"\b(?:Fig(?:ure)?s?|Tables?|Sec(?:tion)?s?|Eq(?:uation)?s?
 # A citation by name in the paper's text (its introduction's "Smith et al. (2019)", "(Doe, 2020)").
 _CITED_BY_NAME = re.compile(r"\bet al\b|\((?:[^()]*\D)?(?:19|20)\d{2}[a-z]?\)")
 # A topic that is no opening sentence: a question's or a heading's words ("how to apply ...").
+# a sentence opening on a back-reference ("Their results reveal ...", "This error rate can be ..."): no first sentence
+_BACK_OPENING = re.compile(r"^(?:it|its|they|them|their|these|those|such|that|here|the\s+(?:latter|former))\b"
+                           r"|^this\s+(?!(?:paper|work|study|method|model|approach|framework|system)\b)\w",
+                           re.IGNORECASE)
 _NO_TOPIC = re.compile(r"^(?:how|what|why|whether|which|when|where|towards?|on|using)\b", re.IGNORECASE)
 THEME_CHARS, SENTENCE_CHARS = 60, 320
 REPEAT_OVERLAP = CLOSING_REPEAT  # a closing sentence repeats an earlier one (as the output checks judge it)
 # What a themed answer's validator changed, counted on its schema class (and summed in the executor's theme report).
-COUNTS = ("dropped", "comparisons_dropped", "comparisons_replaced", "positions_replaced", "topics_replaced", "cut")
+COUNTS = ("dropped", "comparisons_dropped", "comparisons_replaced", "positions_replaced", "topics_replaced", "cut",
+          "work_sentences_removed", "work_sentences_from_notes", "works_left_out", "topics_renamed")
 TOPIC_WORDS = 6
 COPIED_SHARE = 0.8  # share of a comparison's claim stems one work's text holds: its sentence, if another lacks it
 PAPER_STEMS = 2  # a comparison's stems the works lack and the paper's text holds: it compares the paper
 TOPIC_REPEAT = 0.6  # share of an opening's content words one sentence on a work holds: it opens on that work
 # Words every scholarly text shares: no theme's name.
+# the output checks on one sentence (and the sentences it must not repeat beside the draft's): as they leave it, or
+# None where they remove it (crewlib.sections.sentence_kept)
+Keep = Callable[..., "str | None"]
+NOTE_WORDS = 6  # the words a work's sentence from its notes has at least
+
 GENERIC_WORDS = frozenset({
     "model", "models", "method", "methods", "approach", "approaches", "paper", "work", "works", "task", "tasks",
     "results", "result", "using", "used", "based", "show", "shows", "propose", "proposed", "proposes", "new", "novel",
@@ -204,7 +214,7 @@ def juxtaposed(first: str, second: str) -> str:
     return f"{first.rstrip()[:-1].rstrip()}, whereas {_lower_first(second)}"
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Parts:
     """A themed paragraph's parts, in their order: the opening (topic) sentence, the sentences on the works (a
     comparison among them), and the closing sentence on the paper."""
@@ -254,8 +264,49 @@ def _shared_term(texts: list[str], length: int) -> str:
     return written.group(0).lower() if written else term  # as the texts write it: "multi-agent"
 
 
+def _kept_on(sentence: str, key: str, keep: Keep, first: bool) -> str | None:
+    """The sentence on work ``key`` as the output checks leave it; None where they remove it or cite another work
+    for it, or where, as its work's first sentence, it opens on a back-reference."""
+    if first and _BACK_OPENING.match(strip_markers(sentence).strip()):
+        return None
+    kept = keep(sentence)
+    return kept if kept is not None and set(find_citation_keys(kept)) == {key} else None
+
+
+def _kept_whole(sentence: str, keep: Keep, also: Sequence[str]) -> bool:
+    """The output checks keep the sentence as it is, citations and all, and it repeats none of ``also``."""
+    kept = keep(sentence, also)
+    return kept is not None and set(find_citation_keys(kept)) == set(find_citation_keys(sentence))
+
+
+def note_sentence(key: str, text: str, keep: Keep) -> str | None:
+    """The first sentence of a work's notes, then its abstract (``text``), that the output checks keep as a sentence
+    on it: a statement of :data:`NOTE_WORDS` words or more in the third person, cited; None where there is none."""
+    for sent in sentences(" ".join(strip_markers(text).split())):
+        if (len(sent.split()) >= NOTE_WORDS and sent.endswith(".") and not is_meta(sent)
+                and (kept := _kept_on(_cited(as_work(sent), [key]), key, keep, first=True)) is not None):
+            return kept
+    return None
+
+
+def _opening(topic: str, names: Sequence[str], keep: Keep | None, earlier: Sequence[str], counts: Counter) -> str:
+    """The opening sentence the output checks keep and no earlier sentence of the draft repeats: ``topic``, else
+    "Several works address <name>." of the next of ``names`` (the shared terms of the works' titles and texts:
+    two paragraphs named alike, the second opening would go as a repeat; ``topics_renamed``); "" when none is."""
+    def fits(sentence: str) -> bool:
+        return bool(sentence) and (keep(sentence) == sentence if keep else not _repeats(sentence, earlier))
+    if fits(topic):
+        return topic
+    for name in names:
+        if fits(candidate := f"Several works address {name}."):
+            counts["topics_renamed"] += 1
+            return candidate
+    return ""
+
+
 def _topic(out, title: str, counts: Counter, body: Sequence[str] = (), works_text: Mapping[str, str] | None = None,
-           paper_text: str = "", titles: Mapping[str, str] | None = None) -> list[str]:
+           paper_text: str = "", titles: Mapping[str, str] | None = None, keep: Keep | None = None,
+           earlier: Sequence[str] = ()) -> list[str]:
     """The opening sentence: the answer's topic, or the theme as a sentence when the topic is no opening sentence
     (shorter than :data:`TOPIC_WORDS`, no main verb, lower-case or a question's words, the theme's name again,
     the paper's title, one work's sentence of ``body`` again or a sentence on one work — "The authors introduce ..."
@@ -274,6 +325,10 @@ def _topic(out, title: str, counts: Counter, body: Sequence[str] = (), works_tex
         several = works_text is None or len(works_text) > 1
         topic = f"Several works address {theme[0].lower()}{theme[1:]}." if theme and several else ""
         counts["topics_replaced"] += 1
+    if topic and (keep is not None or earlier) and works_text and len(works_text) > 1:
+        named, texts = list((titles or {}).values()), list(works_text.values())
+        names = [n for n in (_shared_term(named, 2), _shared_term(named, 1), _shared_term(texts, 2)) if n]
+        topic = _opening(topic, names, keep, earlier, counts)
     opening = [] if not topic or is_meta(topic) or refers_to_paper(topic, title) else [topic]
     counts["dropped"] += 1 - len(opening)
     return opening
@@ -287,16 +342,20 @@ def _restates_title(sentence: str, work_title: str) -> bool:
 
 def _comparison(out, body: list[tuple[str, str]], allowed: frozenset[str], title: str, paper_text: str,
                 works_text: Mapping[str, str], threshold: float, counts: Counter,
-                titles: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+                titles: Mapping[str, str] | None = None, keep: Keep | None = None) -> list[tuple[str, str]]:
     """The body with its comparison: the answer's, where it names two works or more and their notes support it
-    (:func:`grounded_comparison`), after the sentences on the works; else the first sentences on two works set side
-    by side (:func:`juxtaposed`) in place of the two (``comparisons_replaced``), or none (``comparisons_dropped``)."""
+    (:func:`grounded_comparison`) and the output checks keep it with its citations, repeating no sentence on the
+    works (paper 77 of the recent papers: "LPNet uses …, while SeqPAN proposes … [R1, R2, R4]" repeated SeqPAN's
+    sentence and was removed at the end), after the sentences on the works; else the first sentences on two works
+    set side by side (:func:`juxtaposed`) in place of the two (``comparisons_replaced``), or none
+    (``comparisons_dropped``)."""
     if not hasattr(out, "comparison"):
         return body
     text = sentence_case(_bracketed(out.comparison, allowed))
     named = [k for k in dict.fromkeys([*find_citation_keys(text), *out.comparison_keys]) if k in allowed]
     if (len(named) >= 2 and not is_meta(text) and not refers_to_paper(text, title)
-            and grounded_comparison(text, named, works_text, threshold, paper_text)):
+            and grounded_comparison(text, named, works_text, threshold, paper_text)
+            and (keep is None or _kept_whole(_cited(text, named), keep, [s for _, s in body]))):
         return [*body, ("*", _cited(text, named))]
     # each work's first sentence that its own text supports (the 1.5B put GPT-1's result in XLNet's field: joined,
     # the output checks removed both works' citations with it)
@@ -304,7 +363,8 @@ def _comparison(out, body: list[tuple[str, str]], allowed: frozenset[str], title
     # Tiny Subspaces [R5]." of a work known by its title only, on real papers — is none)
     supported = [i for i, (key, sent) in enumerate(body) if strip_markers(sent).endswith(".")
                  and support(strip_markers(sent), works_text.get(key, "")) >= threshold
-                 and not lacks_main_verb(sent) and not _restates_title(sent, (titles or {}).get(key, ""))]
+                 and not lacks_main_verb(sent) and not _restates_title(sent, (titles or {}).get(key, ""))
+                 and not _BACK_OPENING.match(strip_markers(sent).strip())]
     firsts = sorted({body[i][0]: i for i in reversed(supported)}.values())[:2]
     if len(firsts) < 2:
         counts["comparisons_dropped"] += 1
@@ -317,25 +377,39 @@ def _comparison(out, body: list[tuple[str, str]], allowed: frozenset[str], title
 
 def assemble(out, allowed: frozenset[str], title: str, paper_text: str, works_text: Mapping[str, str],
              threshold: float, counts: Counter, earlier: Sequence[str] = (),
-             titles: Mapping[str, str] | None = None) -> Parts:
+             titles: Mapping[str, str] | None = None, keep: Keep | None = None) -> Parts:
     """The paragraph of a themed answer ``out`` in its parts (module docstring); ``works_text``: key → the notes
-    and abstract of each work; ``titles``: key → its title. What was dropped or replaced is added to ``counts``.
+    and abstract of each work; ``titles``: key → its title; ``keep``: the output checks on one sentence
+    (:func:`crewlib.sections.sentence_kept`) — a sentence on a work they would remove, or one that opens on a
+    back-reference ("Their results reveal ...") as its work's first, is left out (``work_sentences_removed``), and
+    a work left with none gets the first sentence of its notes that they keep (``work_sentences_from_notes``; none:
+    ``works_left_out``). What was dropped or replaced is added to ``counts``.
     Raises ValueError (the client re-asks once) when no sentence on a work is left."""
     body = []
-    for key, text in out.works.model_dump().items():
+    works_written = out.works.model_dump() if isinstance(out.works, pydantic.BaseModel) else dict(out.works)
+    for key, text in works_written.items():
         parts = sentences(sentence_case(_bracketed(text, allowed)))
         if len(text.strip()) >= SENTENCE_CHARS - 1 and parts and not parts[-1].rstrip().endswith((".", "!", "?")):
             parts, counts["cut"] = parts[:-1], counts["cut"] + 1  # cut at the field's cap: "... of their met"
+        own = []
         for sent in parts:
             if set(find_citation_keys(sent)) - allowed or is_meta(sent):
                 counts["dropped"] += 1
-            else:
-                body.append((key, _cited(as_work(sent) if refers_to_paper(sent, title) else sent, [key])))
+                continue
+            sent = _cited(as_work(sent) if refers_to_paper(sent, title) else sent, [key])
+            if keep is not None and (sent := _kept_on(sent, key, keep, first=not own)) is None:
+                counts["work_sentences_removed"] += 1
+                continue
+            own.append(sent)
+        if not own and keep is not None:
+            own = [s for s in [note_sentence(key, works_text.get(key, ""), keep)] if s]
+            counts["work_sentences_from_notes" if own else "works_left_out"] += 1
+        body += [(key, s) for s in own]
     if not body:
         raise ValueError(f"no sentence left: write about the works {sorted(allowed)} only, one or two sentences "
                          f"each, and nothing about the writing or the paper itself")
-    opening = _topic(out, title, counts, [s for _, s in body], works_text, paper_text, titles)
-    body = _comparison(out, body, allowed, title, paper_text, works_text, threshold, counts, titles)
+    opening = _topic(out, title, counts, [s for _, s in body], works_text, paper_text, titles, keep, earlier)
+    body = _comparison(out, body, allowed, title, paper_text, works_text, threshold, counts, titles, keep)
     works = " ".join(works_text.get(k, "") for k in sorted(allowed))
     sentences_so_far = [s for _, s in body]
     position = _closed((sentences(sentence_case(_bracketed(out.position, allowed))) or [""])[0])
@@ -351,13 +425,13 @@ def assemble(out, allowed: frozenset[str], title: str, paper_text: str, works_te
 
 def themed_schema(allowed: frozenset[str], title: str, paper_text: str, works_text: Mapping[str, str],
                   threshold: float, earlier: Sequence[str] = (),
-                  titles: Mapping[str, str] | None = None) -> type[pydantic.BaseModel]:
+                  titles: Mapping[str, str] | None = None, keep: Keep | None = None) -> type[pydantic.BaseModel]:
     """The answer of a themed Compose on the works ``allowed`` (keys); ``title``/``paper_text``: the paper's own
     text (title; abstract and introduction); ``works_text``: key → the notes and abstract of each work;
-    ``threshold``: the support a closing sentence needs; ``earlier``: the draft's closing sentences so far (one that
-    repeats an earlier one is replaced, as the final checks would remove it). Its ``text`` property is the
-    paragraph, ``position_sentence`` its closing; the class counts what its validator changed in the last answer
-    (``dropped``, ``comparisons_dropped``, ``positions_replaced``)."""
+    ``threshold``: the support a closing sentence needs; ``earlier``: the draft's sentences so far (a closing or an
+    opening that repeats one is replaced, as the final checks would remove it); ``keep``: the output checks on one
+    sentence (:func:`assemble`). Its ``text`` property is the paragraph, ``position_sentence`` its closing; the
+    class counts what its validator changed in the last answer (:data:`COUNTS`)."""
     keys = tuple(sorted(allowed, key=lambda k: (len(k), k)))
     several = len(keys) > 1
 
@@ -376,14 +450,7 @@ def themed_schema(allowed: frozenset[str], title: str, paper_text: str, works_te
         max_chars: ClassVar[dict[str, int]] = {"theme": THEME_CHARS, "topic": SENTENCE_CHARS,
                                                "comparison": SENTENCE_CHARS, "position": SENTENCE_CHARS,
                                                **{k: SENTENCE_CHARS for k in keys}}
-        dropped: ClassVar[int] = 0
-        comparisons_dropped: ClassVar[int] = 0
-        comparisons_replaced: ClassVar[int] = 0
-        positions_replaced: ClassVar[int] = 0
-        topics_replaced: ClassVar[int] = 0
-        resolves: ClassVar[list[int]] = []
-        _text: str = pydantic.PrivateAttr("")
-        _position: str = pydantic.PrivateAttr("")
+        resolves: ClassVar[list[int]] = []  # and, set by the validator, each of COUNTS
         _parts: Parts | None = pydantic.PrivateAttr(None)
 
         @property
@@ -392,23 +459,54 @@ def themed_schema(allowed: frozenset[str], title: str, paper_text: str, works_te
 
         @property
         def text(self) -> str:
-            return self._text
+            return self._parts.text
 
         @property
         def position_sentence(self) -> str:
-            return self._position
+            return self._parts.position
+
+        def reclose(self, position: str) -> None:  # a teammate's paragraph of the same round took its closing
+            self._parts = dataclasses.replace(self._parts, position=position)
 
         @pydantic.model_validator(mode="after")
         def _assemble(self) -> ThemedOut:
             counts = Counter()
-            self._parts = assemble(self, allowed, title, paper_text, works_text, threshold, counts, earlier, titles)
-            self._text, self._position = self._parts.text, self._parts.position
+            self._parts = assemble(self, allowed, title, paper_text, works_text, threshold, counts, earlier, titles,
+                                   keep)
             for name in COUNTS:
                 setattr(type(self), name, counts[name])
             return self
 
     ThemedOut.__name__ = "ComposeOut"
     return ThemedOut
+
+
+@dataclasses.dataclass
+class NotesAnswer:
+    """A themed answer with nothing written (:func:`assemble` then takes every part from the notes and the paper's
+    text): the paragraph of :func:`notes_paragraph`."""
+
+    theme: str
+    works: dict[str, str]
+    relation: str = "builds_on"
+    topic: str = ""
+    comparison: str = ""
+    comparison_keys: tuple[str, ...] = ()
+    position: str = ""
+
+
+def notes_paragraph(keys: Sequence[str], title: str, paper_text: str, works_text: Mapping[str, str], threshold: float,
+                    counts: Counter, earlier: Sequence[str], titles: Mapping[str, str], keep: Keep) -> str:
+    """A paragraph on the works ``keys`` built from their notes alone, no LLM call: "Several works address <the
+    term their titles share>.", each work's first sentence the output checks keep, two of them set side by side, and
+    the paper's sentence closest to them as its closing (:func:`assemble` with :class:`NotesAnswer`); "" when no
+    work has a sentence."""
+    named = _shared_term(list(titles.values()), 2) or _shared_term(list(titles.values()), 1)
+    try:
+        return assemble(NotesAnswer(named, dict.fromkeys(keys, "")), frozenset(keys), title,
+                        paper_text, {k: works_text[k] for k in keys}, threshold, counts, earlier, titles, keep).text
+    except ValueError:
+        return ""
 
 
 def revised_paragraph(old: str, new: str, flagged: str, title: str, counts: Counter) -> str:

@@ -63,13 +63,16 @@ class EpisodeTrace:
             "wall_s": round(wall_s, 4),
         })
 
-    def finish(self, ws, task, checks: OutputChecks, themes: Iterable[tuple[str, ...]] = ()) -> None:
+    def finish(self, ws, task, checks: OutputChecks, themes: Iterable[tuple[str, ...]] = (),
+               texts: list[str] | None = None) -> None:
         """The final section: paragraphs on one theme joined into one (``themes``: the keys of each theme of a
         themed Compose; two agents may write on one theme in the same round), one-sentence segments joined to their
         closest paragraph, the paragraphs in thematic order, through the output checks every system passes (the
-        team's notes are evidence beside the abstracts)."""
+        team's notes are evidence beside the abstracts). ``texts``: the draft's paragraphs as the executor completed
+        them (``LLMExecutor.complete_draft``), else the draft's own."""
         rank = {k: i for i, k in enumerate(task.keys)}
-        texts, merged = merge_theme_paragraphs([s.text for s in ws.draft], list(themes), task.title)
+        drafted = [s.text for s in ws.draft] if texts is None else texts
+        texts, merged = merge_theme_paragraphs(drafted, list(themes), task.title)
         blocks, joined = join_short_paragraphs(texts)
         ordered = "\n\n".join(order_paragraphs(blocks, rank))
         self.final_draft, report = finish_section(ordered, task, checks, notes_by_key(ws, task))
