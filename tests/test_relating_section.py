@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 
 import pydantic
 import pytest
@@ -16,7 +17,13 @@ from crewlib.actions import Action
 from crewlib.data.records import Reference, RWGExample
 from crewlib.env import CrewEnv
 from crewlib.env.executors import ActionRequest
-from crewlib.env.themed_compose import fallback_position, grounded_comparison, merge_theme_paragraphs, themed_schema
+from crewlib.env.themed_compose import (
+    fallback_position,
+    grounded_comparison,
+    merge_theme_paragraphs,
+    notes_paragraph,
+    themed_schema,
+)
 from crewlib.env.themes import LINK_BONUS, group_themes, similarity_matrix
 from crewlib.env.workspace import Note
 from crewlib.positioning import is_positioning, refers_to_paper, relates_works
@@ -627,3 +634,14 @@ def test_a_comparison_that_repeats_a_sentence_on_its_works_is_set_aside(task):
     out = checked.model_validate(answer)
     assert plain.comparisons_replaced == 0 and checked.comparisons_replaced == 1
     assert sum(f"[{r1}]" in s and f"[{r2}]" in s for s in sentences(out.text)) == 1
+
+
+def test_a_paragraph_from_the_notes_opens_on_a_term_its_works_share(task):
+    """Demo target 0: PPO and GAE, read and left uncited, got a paragraph of their own whose titles share no term —
+    it opened on nothing; their abstracts share "policy gradient"."""
+    r1, r3 = keys(task, "r1", "r3")  # PPO and A3C: the titles share no term, the abstracts "policy gradient"
+    works = {k: task.reference_by_key[k].abstract for k in (r1, r3)}
+    titles = {k: task.reference_by_key[k].title for k in (r1, r3)}
+    text = notes_paragraph([r1, r3], TITLE, ABSTRACT, works, 0.5, Counter(), [], titles, _keep(task, works))
+    assert sentences(text)[0] == "Several works address policy gradient."
+    assert f"[{r1}]" in text and f"[{r3}]" in text and refers_to_paper(sentences(text)[-1], TITLE)

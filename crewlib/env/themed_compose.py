@@ -498,10 +498,12 @@ class NotesAnswer:
 def notes_paragraph(keys: Sequence[str], title: str, paper_text: str, works_text: Mapping[str, str], threshold: float,
                     counts: Counter, earlier: Sequence[str], titles: Mapping[str, str], keep: Keep) -> str:
     """A paragraph on the works ``keys`` built from their notes alone, no LLM call: "Several works address <the
-    term their titles share>.", each work's first sentence the output checks keep, two of them set side by side, and
-    the paper's sentence closest to them as its closing (:func:`assemble` with :class:`NotesAnswer`); "" when no
-    work has a sentence."""
-    named = _shared_term(list(titles.values()), 2) or _shared_term(list(titles.values()), 1)
+    term their titles share>." (else their notes and abstracts: demo target 0's PPO and GAE share "policy
+    gradient"), each work's first sentence the output checks keep, two of them set side by side, and the paper's
+    sentence closest to them as its closing (:func:`assemble` with :class:`NotesAnswer`); "" when no work has a
+    sentence."""
+    named = next((term for texts, length in ((titles, 2), (titles, 1), (works_text, 2), (works_text, 1))
+                  if (term := _shared_term([texts[k] for k in keys], length))), "")
     try:
         return assemble(NotesAnswer(named, dict.fromkeys(keys, "")), frozenset(keys), title,
                         paper_text, {k: works_text[k] for k in keys}, threshold, counts, earlier, titles, keep).text
