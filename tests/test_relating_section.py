@@ -645,3 +645,16 @@ def test_a_paragraph_from_the_notes_opens_on_a_term_its_works_share(task):
     text = notes_paragraph([r1, r3], TITLE, ABSTRACT, works, 0.5, Counter(), [], titles, _keep(task, works))
     assert sentences(text)[0] == "Several works address policy gradient."
     assert f"[{r1}]" in text and f"[{r3}]" in text and refers_to_paper(sentences(text)[-1], TITLE)
+
+
+def test_a_closing_in_a_cited_works_words_is_replaced():
+    """Demo target 1: "This paper builds on the work of the authors, adapting attentional recurrent encoder-decoder
+    models from translation to abstractive summarisation …" is [R1]'s own sentence behind "This paper builds on";
+    the paper's abstract holds most of its words, so only its source tells it apart."""
+    works = {"R1": "Reward learning from human preferences fine-tunes language models with reinforcement learning "
+                   "on simulated control tasks.", "R2": WORKS["R2"]}
+    copied = ("This paper builds on the work of the authors, using reward learning from human preferences to "
+              "fine-tune language models with reinforcement learning on simulated control tasks.")
+    schema = themed_schema(frozenset(works), TITLE, ABSTRACT, works, 0.5)
+    out = schema.model_validate(themed_answer(position=copied))
+    assert schema.positions_replaced == 1 and out.position_sentence != copied

@@ -33,7 +33,14 @@ from typing import ClassVar, Literal
 import pydantic
 
 from crewlib.citations import find_citation_keys
-from crewlib.positioning import claim_stems, refers_to_paper, relates_works, relation_support, supported_relation
+from crewlib.positioning import (
+    claim_stems,
+    copies_cited_voice,
+    refers_to_paper,
+    relates_works,
+    relation_support,
+    supported_relation,
+)
 from crewlib.sections import CLOSING_REPEAT, as_work, describes_paper, is_meta, repeats_sentence
 from crewlib.sentence_form import lacks_main_verb
 from crewlib.text import (
@@ -417,6 +424,7 @@ def assemble(out, allowed: frozenset[str], title: str, paper_text: str, works_te
         position = _closed(re.sub(r"\s*\[[^\[\]]*\]", "", position))
     if not (refers_to_paper(position, title) and relates_works(position) and not is_meta(position)
             and supported_relation(position, f"{title}. {paper_text}", works, threshold, (1 + threshold) / 2)
+            and not copies_cited_voice(position, [works_text.get(k, "") for k in allowed])
             and not _repeats(position, [*earlier, *sentences_so_far])):
         position = fallback_position(out.relation, paper_text, works, earlier) or ""
         counts["positions_replaced"] += 1
