@@ -658,3 +658,25 @@ def test_a_closing_in_a_cited_works_words_is_replaced():
     schema = themed_schema(frozenset(works), TITLE, ABSTRACT, works, 0.5)
     out = schema.model_validate(themed_answer(position=copied))
     assert schema.positions_replaced == 1 and out.position_sentence != copied
+
+
+def test_crew_write_tex_faults_a_prompt_echo_name_a_lone_work_and_a_workspace_closing(task):
+    """`crew write --tex` (2026-12-07): the 1.5B named two themes "the theme the works share"; a paragraph whose
+    second work was left out opened "Several works address agents." on one work; and its closing, the paper's own
+    sentence on "the shared workspace", was removed at the end as a sentence about the writing."""
+    r1, r2 = keys(task, "r1", "r2")
+    works = {r1: task.reference_by_key[r1].abstract, r2: "Reward learning."}
+    titles = {r1: "Policy gradient clipping", r2: "Policy gradient rewards"}
+    shared = {r1: works[r1] + " Both works share a theme.", r2: WORKS["R2"] + " It shares the theme."}
+    echo = themed_schema(frozenset(works), TITLE, ABSTRACT, shared, 0.5, (), titles)
+    out = echo.model_validate(themed_answer(theme="the theme the works share", topic="Short one.",
+                                            works={r1: works[r1], r2: WORKS["R2"]}, comparison_keys=[r1, r2]))
+    assert sentences(out.text)[0] == "Several works address policy gradient."
+    lone = themed_schema(frozenset(works), TITLE, ABSTRACT, works, 0.5, keep=_keep(task, works))
+    out = lone.model_validate(themed_answer(topic="Short one.", works={r1: works[r1], r2: "Deep reinforcement learning "
+                                                                  "from human preferences."}, comparison_keys=[r1, r2]))
+    assert lone.works_left_out == 1 and not out.text.startswith("Several works")
+    paper = ("We study reward learning from human preferences for language models. Our agents share notes in a "
+             "shared workspace with reward learning from human preferences and reinforcement learning.")
+    closing = fallback_position("builds_on", paper, WORKS["R2"] + " reinforcement learning workspace")
+    assert closing and "workspace" not in closing

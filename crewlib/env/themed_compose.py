@@ -83,6 +83,7 @@ _CITED_BY_NAME = re.compile(r"\bet al\b|\((?:[^()]*\D)?(?:19|20)\d{2}[a-z]?\)")
 _BACK_OPENING = re.compile(r"^(?:it|its|they|them|their|these|those|such|that|here|the\s+(?:latter|former))\b"
                            r"|^this\s+(?!(?:paper|work|study|method|model|approach|framework|system)\b)\w",
                            re.IGNORECASE)
+_PROMPT_THEME = re.compile(r"\btheme\b|\bthe\s+works\s+share\b|\b\d+\s+to\s+\d+\s+words\b", re.IGNORECASE)
 _NO_TOPIC = re.compile(r"^(?:how|what|why|whether|which|when|where|towards?|on|using)\b", re.IGNORECASE)
 THEME_CHARS, SENTENCE_CHARS = 60, 320
 REPEAT_OVERLAP = CLOSING_REPEAT  # a closing sentence repeats an earlier one (as the output checks judge it)
@@ -166,6 +167,8 @@ def fallback_position(relation: str, paper_text: str, works_text: str, earlier: 
                                                     -len(stems(own[i]) & works), not refers_to_paper(own[i]), i))
     for i in ranked:
         best = strip_markers(own[i]).strip()
+        if is_meta(best):  # the output checks would remove it ("… features of the shared workspace": crew write --tex)
+            continue
         if refers_to_paper(best) and not re.match(r"^The\s+(?:paper|work|study)\b", best):
             best = re.sub(r"^(?:In\s+this\s+(?:paper|work),?\s+)", "", best)
             closing = _closed(f"{RELATION_OPENINGS[relation]}, {best[0].lower()}{best[1:]}")
@@ -239,9 +242,10 @@ def _theme_name(theme: str, works_text: Mapping[str, str], titles: Mapping[str, 
     """The theme's name (its ordinary capitalised words lower-cased: "Policy Gradient Methods" → "policy gradient
     methods", "PPO" stays) when the works' texts hold all its content stems; else the term two of the works' titles
     or more share ("language understanding", then one word: "summarization"), or two of their texts (two words),
-    or the name as it was when none is shared."""
-    theme = " ".join(_lower_first(w) for w in theme.split())
-    if stems(theme) <= stems(" ".join(works_text.values())):
+    or the name as it was when none is shared. A name in the prompt's words ("the theme the works share, in 2 to 6
+    words": `crew write --tex`) is no name."""
+    theme = "" if _PROMPT_THEME.search(theme) else " ".join(_lower_first(w) for w in theme.split())
+    if theme and stems(theme) <= stems(" ".join(works_text.values())):
         return theme
     texts = list(works_text.values())
     named = list(titles.values())
@@ -415,7 +419,9 @@ def assemble(out, allowed: frozenset[str], title: str, paper_text: str, works_te
     if not body:
         raise ValueError(f"no sentence left: write about the works {sorted(allowed)} only, one or two sentences "
                          f"each, and nothing about the writing or the paper itself")
-    opening = _topic(out, title, counts, [s for _, s in body], works_text, paper_text, titles, keep, earlier)
+    written = {k: works_text[k] for k in dict.fromkeys(k for k, _ in body) if k in works_text}  # one work left: no
+    opening = _topic(out, title, counts, [s for _, s in body], written or works_text, paper_text,  # "Several works"
+                     titles, keep, earlier)
     body = _comparison(out, body, allowed, title, paper_text, works_text, threshold, counts, titles, keep)
     works = " ".join(works_text.get(k, "") for k in sorted(allowed))
     sentences_so_far = [s for _, s in body]
