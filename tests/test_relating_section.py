@@ -680,3 +680,16 @@ def test_crew_write_tex_faults_a_prompt_echo_name_a_lone_work_and_a_workspace_cl
              "shared workspace with reward learning from human preferences and reinforcement learning.")
     closing = fallback_position("builds_on", paper, WORKS["R2"] + " reinforcement learning workspace")
     assert closing and "workspace" not in closing
+
+
+def test_an_opening_on_a_named_theme_is_a_topic_not_an_uncited_claim(task):
+    """Demo target 2: "Several works address Transformer-XL." opened XLNet and Transformer-XL's paragraph; as an
+    uncited claim with a name the checks would remove it (or cite it and find it unsupported), and the paragraph
+    opened on nothing."""
+    r1, r2 = keys(task, "r1", "r2")
+    text = (f"Several works address Transformer-XL. Proximal policy optimization clips the policy gradient objective "
+            f"[{r1}], whereas a reward model is learned from human comparisons [{r2}]. {SUPPORTED}")
+    clean, report = finish_section(text, task, CHECKS)
+    assert clean.startswith("Several works address Transformer-XL. ") and report.uncited_removed == 0
+    opening = "Several works address Transformer-XL."
+    assert sentence_kept(opening, task, CHECKS) == opening

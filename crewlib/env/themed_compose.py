@@ -41,7 +41,7 @@ from crewlib.positioning import (
     relation_support,
     supported_relation,
 )
-from crewlib.sections import CLOSING_REPEAT, as_work, describes_paper, is_meta, repeats_sentence
+from crewlib.sections import CLOSING_REPEAT, THEME_OPENING, as_work, describes_paper, is_meta, repeats_sentence
 from crewlib.sentence_form import lacks_main_verb
 from crewlib.text import (
     STOPWORDS,
@@ -309,7 +309,7 @@ def _opening(topic: str, names: Sequence[str], keep: Keep | None, earlier: Seque
     if fits(topic):
         return topic
     for name in names:
-        if fits(candidate := f"Several works address {name}."):
+        if fits(candidate := f"{THEME_OPENING} {name}."):
             counts["topics_renamed"] += 1
             return candidate
     return ""
@@ -334,7 +334,7 @@ def _topic(out, title: str, counts: Counter, body: Sequence[str] = (), works_tex
         # the theme as a sentence — of several works: a paragraph on one work opens on it (demo target 2: "Several
         # works address transformer-XL." of one work, given its key by the output checks and then unsupported)
         several = works_text is None or len(works_text) > 1
-        topic = f"Several works address {theme[0].lower()}{theme[1:]}." if theme and several else ""
+        topic = f"{THEME_OPENING} {theme[0].lower()}{theme[1:]}." if theme and several else ""
         counts["topics_replaced"] += 1
     if topic and (keep is not None or earlier) and works_text and len(works_text) > 1:
         named, texts = list((titles or {}).values()), list(works_text.values())
