@@ -611,8 +611,12 @@ def test_works_read_and_not_cited_finish_the_draft_from_the_notes(task, make_cli
     executor.themes[task.target_id] = group_themes(task.keys, texts, {}, task.key_to_id, size=3)
     env.ws.write_segment(0, f"Policy optimisation is studied widely. Clipping keeps updates small [{r1}]. "
                             f"A reward model is learned from comparisons [{r2}]. {SUPPORTED}", None, 1)
-    env.ws.add_local(1, [Note(task.reference_by_key[k].abstract, (task.key_to_id[k],), 1) for k in (r3, r4, r5)])
+    shared = Note("CAMEL proposes a framework for role-playing between LLM agents with inception prompts and "
+                  "retrieval of passages.", ("r4", "r5"), 1)  # a shared note given every unshared work (crew write)
+    env.ws.add_local(1, [shared, *(Note(task.reference_by_key[k].abstract, (task.key_to_id[k],), 1)
+                                   for k in (r3, r4, r5))])
     done = executor.complete_draft(env.ws, task)
+    assert not any("CAMEL" in text for text in done)
     assert len(done) == 2 and f"[{r3}]" in done[0] and sentences(done[0])[-1] == SUPPORTED  # before the closing
     new = sentences(done[1])
     assert f"[{r4}]" in done[1] and f"[{r5}]" in done[1] and refers_to_paper(new[-1], TITLE)

@@ -32,7 +32,7 @@ from crewlib.env.compose_forms import (  # noqa: F401  (attribute_sentences, wit
     with_citation,
 )
 from crewlib.env.executors import ActionRequest, Executor, RoundCost
-from crewlib.env.notes_finish import complete_from_notes, theme_paragraph, work_texts
+from crewlib.env.notes_finish import complete_from_notes, one_work_notes, theme_paragraph, work_texts
 from crewlib.env.themed_compose import (
     COUNTS,
     extended_paragraph,
@@ -419,9 +419,10 @@ class LLMExecutor(Executor):
             allowed = {keys[s] for n in job.notes for s in n.sources}
             if self.compose_form == "themed":
                 earlier = [s for seg in ws.draft for s in sentences(seg.text)]
-                notes = {k: " ".join(n.text for n in job.notes if task.key_to_id[k] in n.sources) for k in allowed}
+                own = one_work_notes(job.notes)
+                notes = {k: " ".join(n.text for n in own if task.key_to_id[k] in n.sources) for k in allowed}
                 return themed_schema(frozenset(allowed), task.title, task.abstract,
-                                     work_texts(job.notes, allowed, task), self.checks.support_threshold, earlier,
+                                     work_texts(own, allowed, task), self.checks.support_threshold, earlier,
                                      {k: task.reference_by_key[k].title for k in allowed},
                                      lambda sent, also=(): sentence_kept(sent, task, self.checks, notes,
                                                                          [*earlier, *also]))

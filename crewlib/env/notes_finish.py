@@ -22,6 +22,14 @@ def work_texts(notes: list[Note] | tuple[Note, ...], keys, task: Task) -> dict[s
             for k in keys}
 
 
+def one_work_notes(notes: Sequence[Note]) -> list[Note]:
+    """The notes on one work each: what a sentence on that work may be taken from and rest on. A shared note on
+    several works, or one a Disseminate gave every work its agent had not shared yet, says not which work it is on
+    (`crew write --tex`: "CAMEL proposes a framework for role-playing …", shared with no key, became PRIMERA's
+    sentence)."""
+    return [n for n in notes if len(set(n.sources)) == 1]
+
+
 def theme_paragraph(ws: Workspace, task: Task, theme: Theme) -> int | None:
     """The paragraph of the draft on ``theme``: the first whose citations are all works of the theme."""
     for segment in ws.draft:
@@ -38,7 +46,7 @@ def complete_from_notes(ws: Workspace, task: Task, themes: Sequence[Theme], chec
     paragraph before the closing; two works or more of a theme with no paragraph get one of their own
     (:func:`notes_paragraph`); no LLM call. ``counts["finished_from_notes"]``: the works added."""
     texts, added = [s.text for s in ws.draft], 0
-    notes = [*ws.global_notes, *(n for agent in ws.local_notes for n in agent)]
+    notes = one_work_notes([*ws.global_notes, *(n for agent in ws.local_notes for n in agent)])
     missing = uncovered_sources(ws, task)
     read = [s for s in dict.fromkeys(s for n in notes for s in n.sources)
             if s in missing and not title_only(task.reference_by_key[task.id_to_key[s]])]
