@@ -470,13 +470,20 @@ def _repair_sentence(sent: str, task: Task, checks: OutputChecks, sources: Mappi
     return sent
 
 
-def sentence_kept(sent: str, task: Task, checks: OutputChecks, notes: Mapping[str, str] | None = None,
-                  earlier: Sequence[str] = ()) -> str | None:
-    """One sentence as the final checks leave it (its repairs applied), or None where they remove it or it repeats
-    one of ``earlier`` (the draft's sentences so far): what a Compose asks of a sentence before it is written."""
+def sentence_gate(task: Task, checks: OutputChecks, notes: Mapping[str, str] | None = None, earlier=()):
+    """``keep(sentence, also=())``: a sentence as the final checks leave it, or None where they remove it or it repeats
+    one of ``earlier`` (the draft so far) or ``also``: what a Compose asks of a sentence (evidence built once)."""
     texts = evidence(task)
-    kept = _repair_sentence(sent, task, checks, evidence(task, notes) if notes else texts, SectionReport(), texts)
-    return None if kept is None or any(repeats_sentence(kept, e, checks.sentence_threshold) for e in earlier) else kept
+    sources = evidence(task, notes) if notes else texts
+    def keep(sent: str, also: Sequence[str] = ()) -> str | None:  # noqa: E306
+        kept = _repair_sentence(sent, task, checks, sources, SectionReport(), texts)
+        return None if kept is None or any(repeats_sentence(kept, e, checks.sentence_threshold)
+                                           for e in [*earlier, *also]) else kept
+    return keep
+
+
+def sentence_kept(sent: str, task: Task, checks: OutputChecks, notes=None, earlier=()) -> str | None:
+    return sentence_gate(task, checks, notes, earlier)(sent)  # one sentence through sentence_gate
 
 
 def finish_section(text: str, task: Task, checks: OutputChecks,

@@ -46,7 +46,7 @@ from crewlib.llm import Caller, ChatRequest, LLMClient, LLMError
 from crewlib.positioning import target_name
 from crewlib.prompts.parts import Filled, fill, parts_text
 from crewlib.schema import ExecutorBlock, Params
-from crewlib.sections import CLOSING_REPEAT, OutputChecks, is_truncated, paragraphs, repeats_sentence, sentence_kept
+from crewlib.sections import CLOSING_REPEAT, OutputChecks, is_truncated, paragraphs, repeats_sentence, sentence_gate
 from crewlib.tasks import Task, title_only
 from crewlib.text import approx_tokens, content_words, sentences, support
 
@@ -424,8 +424,7 @@ class LLMExecutor(Executor):
                 return themed_schema(frozenset(allowed), task.title, task.abstract,
                                      work_texts(own, allowed, task), self.checks.support_threshold, earlier,
                                      {k: task.reference_by_key[k].title for k in allowed},
-                                     lambda sent, also=(): sentence_kept(sent, task, self.checks, notes,
-                                                                         [*earlier, *also]))
+                                     sentence_gate(task, self.checks, notes, earlier))
             if self.compose_form == "sentences":
                 return sentences_schema(frozenset(allowed))
             if self.attribute_uncited:

@@ -11,7 +11,7 @@ from crewlib.env.checks import uncovered_sources
 from crewlib.env.themed_compose import extended_paragraph, note_sentence, notes_paragraph
 from crewlib.env.themes import Theme
 from crewlib.env.workspace import Note, Workspace
-from crewlib.sections import OutputChecks, sentence_kept
+from crewlib.sections import OutputChecks, sentence_gate
 from crewlib.tasks import Task, title_only
 from crewlib.text import sentences
 
@@ -56,8 +56,7 @@ def complete_from_notes(ws: Workspace, task: Task, themes: Sequence[Theme], chec
             continue
         works = work_texts(notes, keys, task)
         earlier = [s for text in texts for s in sentences(text)]
-        keep = lambda sent, also=(), works=works, earlier=earlier: sentence_kept(  # noqa: E731
-            sent, task, checks, works, [*earlier, *also])
+        keep = sentence_gate(task, checks, works, earlier)
         home = theme_paragraph(ws, task, theme)
         if home is not None:
             body = [s for k in keys if (s := note_sentence(k, works[k], keep))]

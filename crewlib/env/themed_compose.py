@@ -78,12 +78,12 @@ _ONE_WORK = re.compile(r"^(?:the|this|these|its|their)\s+(?:authors?|work|paper|
 _FIGURE = re.compile(r"\b(?:Fig(?:ure)?s?|Tables?|Sec(?:tion)?s?|Eq(?:uation)?s?)\.?\s*~?\d", re.IGNORECASE)
 # A citation by name in the paper's text (its introduction's "Smith et al. (2019)", "(Doe, 2020)").
 _CITED_BY_NAME = re.compile(r"\bet al\b|\((?:[^()]*\D)?(?:19|20)\d{2}[a-z]?\)")
-# A topic that is no opening sentence: a question's or a heading's words ("how to apply ...").
 # a sentence opening on a back-reference ("Their results reveal ...", "This error rate can be ..."): no first sentence
 _BACK_OPENING = re.compile(r"^(?:it|its|they|them|their|these|those|such|that|here|the\s+(?:latter|former))\b"
                            r"|^this\s+(?!(?:paper|work|study|method|model|approach|framework|system)\b)\w",
                            re.IGNORECASE)
 _PROMPT_THEME = re.compile(r"\btheme\b|\bthe\s+works\s+share\b|\b\d+\s+to\s+\d+\s+words\b", re.IGNORECASE)
+# A topic that is no opening sentence: a question's or a heading's words ("how to apply ...").
 _NO_TOPIC = re.compile(r"^(?:how|what|why|whether|which|when|where|towards?|on|using)\b", re.IGNORECASE)
 THEME_CHARS, SENTENCE_CHARS = 60, 320
 REPEAT_OVERLAP = CLOSING_REPEAT  # a closing sentence repeats an earlier one (as the output checks judge it)
@@ -94,12 +94,12 @@ TOPIC_WORDS = 6
 COPIED_SHARE = 0.8  # share of a comparison's claim stems one work's text holds: its sentence, if another lacks it
 PAPER_STEMS = 2  # a comparison's stems the works lack and the paper's text holds: it compares the paper
 TOPIC_REPEAT = 0.6  # share of an opening's content words one sentence on a work holds: it opens on that work
-# Words every scholarly text shares: no theme's name.
 # the output checks on one sentence (and the sentences it must not repeat beside the draft's): as they leave it, or
-# None where they remove it (crewlib.sections.sentence_kept)
+# None where they remove it (crewlib.sections.sentence_gate)
 Keep = Callable[..., "str | None"]
 NOTE_WORDS = 6  # the words a work's sentence from its notes has at least
 
+# Words every scholarly text shares: no theme's name.
 GENERIC_WORDS = frozenset({
     "model", "models", "method", "methods", "approach", "approaches", "paper", "work", "works", "task", "tasks",
     "results", "result", "using", "used", "based", "show", "shows", "propose", "proposed", "proposes", "new", "novel",
@@ -391,7 +391,7 @@ def assemble(out, allowed: frozenset[str], title: str, paper_text: str, works_te
              titles: Mapping[str, str] | None = None, keep: Keep | None = None) -> Parts:
     """The paragraph of a themed answer ``out`` in its parts (module docstring); ``works_text``: key → the notes
     and abstract of each work; ``titles``: key → its title; ``keep``: the output checks on one sentence
-    (:func:`crewlib.sections.sentence_kept`) — a sentence on a work they would remove, or one that opens on a
+    (:func:`crewlib.sections.sentence_gate`) — a sentence on a work they would remove, or one that opens on a
     back-reference ("Their results reveal ...") as its work's first, is left out (``work_sentences_removed``), and
     a work left with none gets the first sentence of its notes that they keep (``work_sentences_from_notes``; none:
     ``works_left_out``). What was dropped or replaced is added to ``counts``.
