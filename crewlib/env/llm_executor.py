@@ -345,6 +345,9 @@ class LLMExecutor(Executor):
         notes = [n for n in uncovered_notes(ws, task, req.agent) if not set(n.sources) & claimed_sources]
         available = list(dict.fromkeys(s for n in notes for s in n.sources))  # most relevant first
         theme, extends, paragraph = None, None, None
+        if self.compose_form == "themed":  # a work known by its title only has no sentence the checks keep: a job
+            by_key = task.reference_by_key  # of such works alone was re-asked, then lost (invalid-JSON fallback)
+            available = [s for s in available if not title_only(by_key[task.id_to_key[s]])]
         if self.compose_form == "themed" and available:
             theme, sources = self._theme_sources(ws, task, available)
             paragraph = theme_paragraph(ws, task, theme)
@@ -420,11 +423,12 @@ class LLMExecutor(Executor):
             if self.compose_form == "themed":
                 earlier = [s for seg in ws.draft for s in sentences(seg.text)]
                 own = one_work_notes(job.notes)
-                notes = {k: " ".join(n.text for n in own if task.key_to_id[k] in n.sources) for k in allowed}
+                # a work's sentence rests on what the reader can check, its abstract and text, not on the team's
+                # notes: a note-only sentence was the unsupported one of `crew write --tex` (the benchmark's count)
                 return themed_schema(frozenset(allowed), task.title, task.abstract,
                                      work_texts(own, allowed, task), self.checks.support_threshold, earlier,
                                      {k: task.reference_by_key[k].title for k in allowed},
-                                     sentence_gate(task, self.checks, notes, earlier))
+                                     sentence_gate(task, self.checks, None, earlier))
             if self.compose_form == "sentences":
                 return sentences_schema(frozenset(allowed))
             if self.attribute_uncited:

@@ -56,7 +56,7 @@ def complete_from_notes(ws: Workspace, task: Task, themes: Sequence[Theme], chec
             continue
         works = work_texts(notes, keys, task)
         earlier = [s for text in texts for s in sentences(text)]
-        keep = sentence_gate(task, checks, works, earlier)
+        keep = sentence_gate(task, checks, None, earlier)  # on the works' own text, as the themed Compose
         home = theme_paragraph(ws, task, theme)
         if home is not None:
             body = [s for k in keys if (s := note_sentence(k, works[k], keep))]

@@ -158,15 +158,15 @@ def fallback_position(relation: str, paper_text: str, works_text: str, earlier: 
     that shares the most content stems with the works (on a tie, one that speaks of the paper, then the first;
     one pointing back to an earlier sentence — "This paper applies it to ..." — only when no other is left) and
     that no ``earlier`` closing repeats. A sentence about the paper itself ("We ...", "In this paper, we ...")
-    is opened by the relation ("Unlike these works, we ..."); any other follows the relation stated as a clause
-    ("This paper differs from these works: at inference time the extra streams are discarded ...", its "the
+    is opened by the relation ("Unlike these works, we ..."; an opening "The authors present ..." is "we present
+    ..."); any other follows the relation stated as a clause ("This paper differs from these works: at inference time the extra streams are discarded ...", its "the
     authors" the paper's "we"). None when the paper's text has no sentence left."""
     own = [s for s in _paper_text_sentences(paper_text)]
     works = stems(works_text)
     ranked = sorted(range(len(own)), key=lambda i: (bool(_BACK_REFERENCE.search(_PAPER.sub(" ", own[i]))),
                                                     -len(stems(own[i]) & works), not refers_to_paper(own[i]), i))
     for i in ranked:
-        best = strip_markers(own[i]).strip()
+        best = re.sub(r"^The authors\b", "We", strip_markers(own[i]).strip())  # "The authors present LongT5"
         if is_meta(best):  # the output checks would remove it ("… features of the shared workspace": crew write --tex)
             continue
         if refers_to_paper(best) and not re.match(r"^The\s+(?:paper|work|study)\b", best):
