@@ -290,7 +290,7 @@ def test_a_third_person_abstract_still_gives_every_paragraph_a_closing_in_the_pa
     assert fallback_position("differs", abstract, works, [first, second, fallback_position(
         "differs", abstract, works, [first, second])]) is None  # three sentences, three closings, then none
     longt5 = fallback_position("builds_on", "The authors present LongT5, an encoder-decoder model derived from T5 "
-                                            "that takes inputs of many thousands of tokens.", "T5 encoder-decoder model")
+                                            "that takes inputs of many thousands of tokens.", "T5 encoder-decoder")
     assert longt5 == ("Building on these works, we present LongT5, an encoder-decoder model derived from T5 that takes "
                       "inputs of many thousands of tokens.")  # not "This paper builds on these works: we present ..."
 
@@ -740,3 +740,25 @@ def test_a_themed_sentence_rests_on_its_works_abstract_not_on_the_teams_notes(ta
                                                                        "comparisons of trajectory segments."},
                                               comparison_keys=[r1, r2], comparison="x" * 12))
     assert "robotic hardware" not in out.text and f"[{r2}]" in out.text
+
+
+def test_a_theme_named_in_the_papers_title_opens_on_a_word_its_works_share(task):
+    """Paper 37 ("Causal Intervention and Counterfactual Reasoning for Multi-modal Fake News Detection", embedded
+    1.5B): its theme "Causal intervention and counterfactual reasoning" opened as a description of the paper, which
+    the output checks remove; the works' titles and texts shared no two-word term, and the paragraph opened on
+    nothing. A word their texts share names it."""
+    r1, r2 = keys(task, "r1", "r2")
+    works = {r1: "Clipping keeps the updates of agents small.", r2: "Reward models learned from comparisons guide "
+                                                                      "agents."}
+    def keep_as_paper_37(sent, also=()):  # the output checks took the theme's opening for the paper's description
+        return None if "preferences" in sent else _keep(task)(sent, also)
+    schema = themed_schema(frozenset(works), TITLE, ABSTRACT, works, 0.5, keep=keep_as_paper_37,
+                           titles={r1: "Proximal optimisation", r2: "Deep preferences"})
+    out = schema.model_validate(themed_answer(theme="Fine-tuning language models from human preferences",
+                                              topic="Fine-tuning language models from human preferences is studied.",
+                                              works={r1: "Clipping keeps the policy gradient objective of "
+                                                         "reinforcement learning agents small.",
+                                                     r2: "A reward model is learned from human comparisons of "
+                                                         "trajectory segments."},
+                                              comparison_keys=[r1, r2], comparison="x" * 12))
+    assert sentences(out.text)[0] == "Several works address agents."

@@ -159,8 +159,9 @@ def fallback_position(relation: str, paper_text: str, works_text: str, earlier: 
     one pointing back to an earlier sentence — "This paper applies it to ..." — only when no other is left) and
     that no ``earlier`` closing repeats. A sentence about the paper itself ("We ...", "In this paper, we ...")
     is opened by the relation ("Unlike these works, we ..."; an opening "The authors present ..." is "we present
-    ..."); any other follows the relation stated as a clause ("This paper differs from these works: at inference time the extra streams are discarded ...", its "the
-    authors" the paper's "we"). None when the paper's text has no sentence left."""
+    ..."); any other follows the relation stated as a clause ("This paper differs from these works: at inference
+    time the extra streams are discarded ...", its "the authors" the paper's "we"). None when the paper's text has
+    no sentence left."""
     own = [s for s in _paper_text_sentences(paper_text)]
     works = stems(works_text)
     ranked = sorted(range(len(own)), key=lambda i: (bool(_BACK_REFERENCE.search(_PAPER.sub(" ", own[i]))),
@@ -338,7 +339,9 @@ def _topic(out, title: str, counts: Counter, body: Sequence[str] = (), works_tex
         counts["topics_replaced"] += 1
     if topic and (keep is not None or earlier) and works_text and len(works_text) > 1:
         named, texts = list((titles or {}).values()), list(works_text.values())
-        names = [n for n in (_shared_term(named, 2), _shared_term(named, 1), _shared_term(texts, 2)) if n]
+        # last, one word of their texts: paper 37's theme, in its title's words, was a description of the paper
+        names = [n for n in (_shared_term(named, 2), _shared_term(named, 1), _shared_term(texts, 2),
+                             _shared_term(texts, 1)) if n]  # and its works' titles shared no term
         topic = _opening(topic, names, keep, earlier, counts)
     opening = [] if not topic or is_meta(topic) or refers_to_paper(topic, title) else [topic]
     counts["dropped"] += 1 - len(opening)
