@@ -43,7 +43,7 @@ from crewlib.experiments import run_generations  # noqa: E402
 from crewlib.llm import connect  # noqa: E402
 from crewlib.schema import Params
 from crewlib.sections import OutputChecks, section_faults  # noqa: E402
-from crewlib.tasks import build_tasks, title_only  # noqa: E402
+from crewlib.tasks import build_tasks  # noqa: E402
 
 SYSTEMS = "crew,long_context,rag,srw"
 FAULTS = ["repeated_sentences", "first_person", "uncited_claims", "unsupported", "title_notes", "prompt_echoes",
@@ -130,7 +130,7 @@ def paper_rows(frame: pd.DataFrame, tasks: dict, checks: OutputChecks) -> pd.Dat
     rows = []
     for row in frame.itertuples():
         task = tasks[row.example]
-        readable = {r.id for r in task.references if not title_only(r)}
+        readable = task.readable_ids
         cited = set(check_citations(row.text, row.key_to_id).cited_ids)
         reasons = row.fallback_reasons or {}
         invalid = sum(v for k, v in reasons.items() if "OutputValidationError" in k and "cut at" not in k)

@@ -23,7 +23,7 @@ from crewlib.config import load_params  # noqa: E402
 from crewlib.eval import relating  # noqa: E402
 from crewlib.positioning import is_positioning  # noqa: E402
 from crewlib.sections import OutputChecks, section_faults  # noqa: E402
-from crewlib.tasks import Task, build_tasks, title_only  # noqa: E402
+from crewlib.tasks import Task, build_tasks  # noqa: E402
 
 
 def run_task(params, kind: str) -> Task:
@@ -72,7 +72,7 @@ def main() -> None:
               f"{'yes' if closing else 'NO'}{closes}")
         for sentence in para.sentences:
             print(f"   - {sentence.text}")
-    readable = {r.id for r in task.references if not title_only(r)}
+    readable = task.readable_ids
     cited = set(check_citations(text, task.key_to_id).cited_ids)
     print(f"\ncited: {len(cited & readable)} of {len(readable)} references with an abstract "
           f"({len(cited & readable) / max(len(readable), 1):.3f}); pool {len(task.references)}")

@@ -60,6 +60,11 @@ class Task:
     def id_to_key(self) -> dict[str, str]:
         return {v: k for k, v in self.key_to_id.items()}
 
+    @cached_property
+    def readable_ids(self) -> frozenset[str]:
+        """The ids of the references with more than a title to read (:func:`title_only`)."""
+        return frozenset(r.id for r in self.references if not title_only(r))
+
     @property
     def target_text(self) -> str:
         return f"{self.title}. {self.abstract}"

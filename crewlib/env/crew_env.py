@@ -37,7 +37,7 @@ from crewlib.env.trace import EpisodeTrace
 from crewlib.env.workspace import Proposal, Workspace, merge_proposals
 from crewlib.schema import CapsBlock, Params, RewardBlock
 from crewlib.sections import OutputChecks
-from crewlib.tasks import Task, title_only
+from crewlib.tasks import Task
 
 
 @dataclass(frozen=True)
@@ -212,9 +212,8 @@ class CrewEnv(ParallelEnv):
         reviewed the draft as it stands and left no open problem (``rounds: auto`` stops here; the paper's fixed
         horizon would spend the remaining rounds' calls on nothing)."""
         ws, task = self.ws, self.current_task
-        readable = {r.id for r in task.references if not title_only(r)}
         cited = set(check_citations(ws.draft_text, task.key_to_id).cited_ids) if ws.draft else set()
-        return (bool(ws.draft) and readable <= cited and not ws.open_feedback()
+        return (bool(ws.draft) and task.readable_ids <= cited and not ws.open_feedback()
                 and ws.last_critique > ws.last_draft_change)
 
     # -------------------------------------------------------------- internals

@@ -346,8 +346,7 @@ class LLMExecutor(Executor):
         available = list(dict.fromkeys(s for n in notes for s in n.sources))  # most relevant first
         theme, extends, paragraph = None, None, None
         if self.compose_form == "themed":  # a work known by its title only has no sentence the checks keep: a job
-            by_key = task.reference_by_key  # of such works alone was re-asked, then lost (invalid-JSON fallback)
-            available = [s for s in available if not title_only(by_key[task.id_to_key[s]])]
+            available = [s for s in available if s in task.readable_ids]  # of such works alone was lost (re-asked)
         if self.compose_form == "themed" and available:
             theme, sources = self._theme_sources(ws, task, available)
             paragraph = theme_paragraph(ws, task, theme)

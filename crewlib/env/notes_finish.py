@@ -12,7 +12,7 @@ from crewlib.env.themed_compose import extended_paragraph, note_sentence, notes_
 from crewlib.env.themes import Theme
 from crewlib.env.workspace import Note, Workspace
 from crewlib.sections import OutputChecks, sentence_gate
-from crewlib.tasks import Task, title_only
+from crewlib.tasks import Task
 from crewlib.text import sentences
 
 
@@ -49,7 +49,7 @@ def complete_from_notes(ws: Workspace, task: Task, themes: Sequence[Theme], chec
     notes = one_work_notes([*ws.global_notes, *(n for agent in ws.local_notes for n in agent)])
     missing = uncovered_sources(ws, task)
     read = [s for s in dict.fromkeys(s for n in notes for s in n.sources)
-            if s in missing and not title_only(task.reference_by_key[task.id_to_key[s]])]
+            if s in missing and s in task.readable_ids]
     for theme in themes:
         keys = [task.id_to_key[s] for s in read if task.id_to_key[s] in theme.keys]
         if not keys:
