@@ -21,9 +21,9 @@ import pandas as pd
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from quality import add_paper_arguments, papers  # noqa: E402  (benchmarks/, beside this script)
+from quality import add_paper_arguments, papers, run_params  # noqa: E402  (benchmarks/, beside this script)
 
-from crewlib.config import load_params, resolve_path  # noqa: E402
+from crewlib.config import resolve_path  # noqa: E402
 from crewlib.experiments import run_generations  # noqa: E402
 from crewlib.llm import Ledger, connect  # noqa: E402
 
@@ -58,7 +58,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_paper_arguments(parser, SYSTEMS)
     args = parser.parse_args()
-    params = load_params(args.params)
+    params = run_params(args)
     examples, tasks = papers(args, params, resolve_path("outputs/cost"))
     systems = args.systems.split(",")
     client = connect(params)

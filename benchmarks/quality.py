@@ -46,6 +46,7 @@ from crewlib.sections import OutputChecks, section_faults  # noqa: E402
 from crewlib.tasks import build_tasks  # noqa: E402
 
 SYSTEMS = "crew,long_context,rag,srw"
+SRW_PAPER_ROUNDS = 15  # SRW's select-read rounds in the CREW paper (docs/method.md, "SRW")
 FAULTS = ["repeated_sentences", "first_person", "uncited_claims", "unsupported", "title_notes", "prompt_echoes",
           "slips"]
 WORST = {"cited_share": "min", **{f: "max" for f in FAULTS}, "lost_citations": "max", "invalid_json": "max",
@@ -156,6 +157,19 @@ def add_paper_arguments(parser: argparse.ArgumentParser, systems: str) -> None:
                         help="a JSONL file of the Hoang & Kan (2010) layout (id, related_work, cited)")
     parser.add_argument("--recent", action="append", default=[],
                         help="a JSONL file of recent papers with their introduction and own section (see above)")
+    parser.add_argument("--crew-rounds", default=None, help="CREW's rounds: a number or auto (default: the params')")
+    parser.add_argument("--srw-rounds", type=int, default=SRW_PAPER_ROUNDS,
+                        help=f"SRW's select-read rounds (default: the paper's {SRW_PAPER_ROUNDS}; params quick reads 6 "
+                             "for the notebooks' time, half the pool of most papers here)")
+
+
+def run_params(args: argparse.Namespace) -> Params:
+    """The params of :func:`add_paper_arguments`' options: ``--params`` with CREW's and SRW's rounds set."""
+    params = load_params(args.params)
+    if args.crew_rounds:
+        rounds = args.crew_rounds if args.crew_rounds == "auto" else int(args.crew_rounds)
+        params = with_overrides(params, {"baselines": {"crew": {"rounds": rounds}}})
+    return with_overrides(params, {"baselines": {"srw": {"rounds": args.srw_rounds}}})
 
 
 def papers(args: argparse.Namespace, params: Params, folder) -> tuple[list, dict]:
@@ -169,13 +183,9 @@ def papers(args: argparse.Namespace, params: Params, folder) -> tuple[list, dict
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_paper_arguments(parser, SYSTEMS)
-    parser.add_argument("--crew-rounds", default=None, help="CREW's rounds: a number or auto (default: the params')")
     parser.add_argument("--judge", action="store_true", help="add the run's own LLM judge's Overall")
     args = parser.parse_args()
-    params = load_params(args.params)
-    if args.crew_rounds:
-        rounds = args.crew_rounds if args.crew_rounds == "auto" else int(args.crew_rounds)
-        params = with_overrides(params, {"baselines": {"crew": {"rounds": rounds}}})
+    params = run_params(args)
     examples, tasks = papers(args, params, resolve_path("outputs/quality"))
     client = connect(params)
     frame = run_generations(args.systems.split(","), examples, params, client, tasks=tasks,
@@ -190,7 +200,8 @@ def main() -> None:
         rows["judge_overall"] = [overall.get((r.system, r.paper)) for r in rows.itertuples()]
     pd.set_option("display.width", 220)
     pd.set_option("display.max_columns", 30)
-    print(f"model: {client.model} · {len(examples)} papers · CREW rounds: {params.baselines.crew.rounds}")
+    print(f"model: {client.model} · {len(examples)} papers · CREW rounds: {params.baselines.crew.rounds} · "
+          f"SRW rounds: {params.baselines.srw.rounds}")
     print(rows.round(3).to_string(index=False))
     numeric = rows.drop(columns=["paper"])
     print("\nmean over the papers:")

@@ -164,6 +164,7 @@ class ExecutorBlock(Block):
     compose_form: Literal["paragraph", "sentences", "themed"]
     check_notes: bool
     finish_from_notes: bool
+    share_as_is: int = Field(ge=0)  # Disseminate: an agent's unshared notes up to this many are shared without a call
 
 
 class OutputBlock(Block):

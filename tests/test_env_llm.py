@@ -252,3 +252,59 @@ def test_a_revision_that_lost_every_citation_gets_its_works_keys_back(examples, 
     assert salvaged.text.startswith(f"{first.rstrip('.')} [{k}].")
     with pytest.raises(Exception, match="cites nothing"):
         quick_executor(client, salvage_paragraphs=False).schema(ws, task, job).model_validate(answer)
+
+
+@pytest.mark.parametrize("edition", ["current", "recorded"])
+def test_one_critique_call_a_round_and_none_on_a_draft_reviewed_as_it_stands(examples, make_client, scripted_server,
+                                                                              edition):
+    """Demo target 0 (issue 47): two critics of round 6 sent the same 955-token prompt, and a draft reviewed and
+    unchanged was shown again; since edition 2026-12-06.1 one Critique call a round, none on a reviewed draft."""
+    from crewlib.env.executors import ActionRequest
+    from crewlib.env.llm_executor import Job
+    from crewlib.prompts import RECORDED_EDITION
+
+    env, client = make_env(examples, make_client, scripted_server)
+    env.reset(seed=0, options={"example_index": 0})
+    ws, task = env.ws, env.current_task
+    executor = quick_executor(client)
+    if edition == "recorded":
+        executor.edition = RECORDED_EDITION
+    executor.reset(0)
+    ref = next(r for r in task.references if r.abstract)
+    ws.write_segment(1, f"{ref.title} is one work on the topic [{task.id_to_key[ref.id]}].", None, 1)
+    critics = [ActionRequest(i, Action.CRITIQUE) for i in range(3)]
+    planned = executor.plan(ws, task, critics)
+    calls = [p for p in planned if isinstance(p, Job)]
+    if edition == "recorded":  # the recorded answers' requests: every critic without text findings calls
+        assert len(calls) == 3 - sum(bool(getattr(p, "feedback", None)) for p in planned if not isinstance(p, Job))
+        return
+    assert len(calls) == 1
+    assert [p.fallback for p in planned if not isinstance(p, Job) and not p.feedback] \
+        == ["a teammate reviews the draft this round"] * (2 - sum(bool(getattr(p, "feedback", None))
+                                                                  for p in planned if not isinstance(p, Job)))
+    executor._reviewed |= {(s.id, s.version) for s in ws.draft}  # the round's call answered
+    again = executor.plan(ws, task, critics[:1])
+    assert not isinstance(again[0], Job) and again[0].fallback in ("the draft was reviewed as it stands", None)
+    ws.write_segment(2, f"{ref.title} is one work on this topic [{task.id_to_key[ref.id]}].", ws.draft[0].id, 3)
+    assert any(isinstance(p, Job) for p in executor.plan(ws, task, critics[:1]))
+
+
+@pytest.mark.parametrize("share_as_is, calls", [(9, 0), (3, 1)])
+def test_notes_few_enough_are_shared_as_they_are_without_a_call(examples, make_client, scripted_server, share_as_is,
+                                                               calls):
+    """Disseminate condensed 4 to 9 one-sentence notes with a call (10% of the demo's tokens); since
+    ``executor.share_as_is: 9`` they are shared as they are, and more are still condensed."""
+    from crewlib.env.executors import ActionRequest
+    from crewlib.env.llm_executor import Job
+    from crewlib.env.workspace import Note
+
+    env, client = make_env(examples, make_client, scripted_server)
+    env.reset(seed=0, options={"example_index": 0})
+    ws, task = env.ws, env.current_task
+    refs = [r.id for r in task.references][:3]
+    ws.add_local(0, [Note(f"The work {r} {verb} a method [{task.id_to_key[r]}].", (r,), 0)
+                     for r in refs for verb in ("proposes", "evaluates")])
+    [planned] = quick_executor(client, share_as_is=share_as_is).plan(ws, task, [ActionRequest(0, Action.DISSEMINATE)])
+    assert isinstance(planned, Job) == bool(calls)
+    if not calls:
+        assert len(planned.notes) == 6 and planned.fallback is None

@@ -110,10 +110,6 @@ def related_sources(seed: str, candidates: list[str], task: Task, n: int) -> lis
     return [seed, *others[: n - 1]]
 
 
-def _newest(notes: list[Note], n: int) -> list[Note]:
-    return notes[-n:] if n > 0 else []
-
-
 def _short(text: str, words: int = 60) -> str:
     parts = text.split()
     return text if len(parts) <= words else " ".join(parts[:words]) + " ..."
@@ -196,6 +192,7 @@ class LLMExecutor(Executor):
         self.compose_form = settings.compose_form
         self.check_notes = settings.check_notes
         self.finish_from_notes = settings.finish_from_notes
+        self.share_as_is = settings.share_as_is
         self.notes_dropped = 0  # Retrieve notes about the target instead of the work read (check_notes)
         self.attributed = 0  # sentences of new paragraphs given their source's key (attribute_uncited)
         self.dropped = 0  # sentences of paragraphs citing keys they were not given, dropped (salvage_paragraphs)
@@ -265,7 +262,7 @@ class LLMExecutor(Executor):
                         rules=self.rules, knowledge=knowledge)
         if self.edition == prompts.RECORDED_EDITION:
             return fill(prompts.CRITIQUE, title=task.title, keys=", ".join(task.keys), draft=_draft_block(ws),
-                        knowledge=_notes_block(_newest(ws.global_notes, max_notes), keys))
+                        knowledge=_notes_block(ws.global_notes[-max_notes:] if max_notes > 0 else [], keys))
         # Since edition 2026-12-06.1: the paragraphs not reviewed in the form they have now, and the notes on the
         # works they cite (a paragraph reviewed and unchanged is not paid for again).
         shown = [s for s in ws.draft if (s.id, s.version) not in self._reviewed] or list(ws.draft)
@@ -283,22 +280,34 @@ class LLMExecutor(Executor):
         out: list[Job | Proposal] = []
         claimed_segments: set[int] = set()
         claimed_sources: set[str] = set()
-        findings_raised = False
+        findings_raised = reviewing = False
         for req in requests:
             if req.action == Action.RETRIEVE:
                 out.append(self._plan_retrieve(task, req))
             elif req.action == Action.COMPOSE:
                 out.append(self._plan_compose(ws, task, req, claimed_segments, claimed_sources))
-            elif req.action == Action.DISSEMINATE and len(ws.unshared(req.agent)) <= 3:
-                # Three one-sentence notes or fewer: nothing to condense, so they are shared as they are.
+            elif req.action == Action.DISSEMINATE and len(ws.unshared(req.agent)) <= self.share_as_is:
+                # One-sentence notes, few enough to share as they are: nothing to condense, no call.
                 out.append(Proposal(req.agent, req.action, 1.0, notes=list(ws.unshared(req.agent))))
-            elif req.action == Action.CRITIQUE and not findings_raised:
-                checked = self._checked_critique(ws, task, req)
-                findings_raised = checked is not None
-                out.append(checked or Job(req))
+            elif req.action == Action.CRITIQUE:
+                checked = None if findings_raised else self._checked_critique(ws, task, req)
+                findings_raised = findings_raised or checked is not None
+                out.append(checked or self._plan_critique(ws, req, reviewing))
+                reviewing = reviewing or isinstance(out[-1], Job)
             else:
                 out.append(Job(req))
         return out
+
+    def _plan_critique(self, ws: Workspace, req: ActionRequest, reviewing: bool) -> Job | Proposal:
+        """A Critique's call, or since edition 2026-12-06.1 a counted no-op where it would review what a Critique saw:
+        a teammate's this round (``reviewing``), or every paragraph in its present form."""
+        if self.edition == prompts.RECORDED_EDITION:
+            return Job(req)
+        if reviewing:
+            return Proposal(req.agent, req.action, fallback="a teammate reviews the draft this round")
+        if ws.draft and all((s.id, s.version) in self._reviewed for s in ws.draft):
+            return Proposal(req.agent, req.action, fallback="the draft was reviewed as it stands")
+        return Job(req)
 
     def _plan_retrieve(self, task: Task, req: ActionRequest) -> Job | Proposal:
         ref = req.reference
