@@ -70,3 +70,59 @@ def test_crew_calls_carry_their_round_and_prompt_parts(examples, make_client, sc
     retrieve_round = min(int(k) for k in cost["by_round"])
     assert cost["by_round"][str(retrieve_round)]["calls"] == sum(r.role == "retrieve" for r in records)
     assert sum(cost["by_part"].values()) == pytest.approx(sum(r.prompt_tokens for r in records), abs=len(PARTS))
+
+
+# ------------------------------------------------------------------ what a run will spend, planned before it starts
+@pytest.fixture(scope="module")
+def sample_task():
+    from quick_settings import QUICK
+
+    from crewlib.tasks import build_tasks
+
+    examples = load_oarelatedwork(SAMPLE_FILES["oarelatedwork"])[0][:1]
+    return build_tasks(QUICK, examples, min_connections=0).tasks[examples[0].target_id]
+
+
+def planner(name: str, **settings):
+    """The system ``name`` of the quick params with ``baselines.<name>`` changed; a client that is never called."""
+    import types
+
+    from quick_settings import quick_with
+
+    from crewlib.baselines import make_system
+
+    return make_system(name, quick_with(baselines={name: settings}) if settings else quick_with(),
+                       types.SimpleNamespace(model="never called"))
+
+
+def test_crew_plans_a_read_per_work_with_an_abstract_a_compose_per_group_and_a_review_per_paragraph(sample_task):
+    import dataclasses
+    import math
+
+    from crewlib.baselines.planned import planned_cost
+    from crewlib.data.records import Reference
+
+    readable = len(sample_task.readable_ids)
+    paragraphs = math.ceil(readable / 4)  # executor.compose_sources
+    plan = planned_cost(planner("crew", rounds="auto"), sample_task)
+    assert plan.calls == readable + (paragraphs + 1) + paragraphs
+    assert plan.prompt_tokens > 300 * readable and plan.ceiling_tokens > plan.tokens
+    # a work known by its title only costs no call; a fixed number of rounds reads what its Retrieves can
+    extra = Reference(id="title-only", title="A work known by its title only", abstract="")
+    wider = dataclasses.replace(sample_task, references=(*sample_task.references, extra),
+                                relevance={**sample_task.relevance, extra.id: 0.0},
+                                centrality={**sample_task.centrality, extra.id: 0.0})
+    assert planned_cost(planner("crew", rounds="auto"), wider).calls == plan.calls
+    assert planned_cost(planner("crew", rounds=2), sample_task).calls < plan.calls
+
+
+def test_srw_plans_its_reads_with_the_memory_growing_then_the_write(sample_task):
+    from crewlib.baselines.planned import planned_cost
+
+    few = planned_cost(planner("srw", rounds=3), sample_task)
+    all_ = planned_cost(planner("srw", rounds=15), sample_task)
+    readable = len(sample_task.readable_ids)
+    assert few.calls == 3 + 1 and all_.calls == readable + 1
+    # each later read shows a longer memory: more than proportionally more prompt tokens
+    assert (all_.prompt_tokens / all_.calls) > (few.prompt_tokens / few.calls)
+    assert planned_cost(planner("long_context"), sample_task) is None

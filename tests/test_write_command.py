@@ -42,7 +42,7 @@ def crew(capsys, *args: str) -> tuple[int, str, str]:
 
 
 def one_line_error(err: str) -> str:
-    lines = [line for line in err.splitlines() if line.strip() and not line.startswith("warning:")]
+    lines = [line for line in err.splitlines() if line.strip() and not line.startswith(("warning:", "plan:"))]
     assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in err, err
     return lines[0]
 
@@ -80,6 +80,8 @@ def test_answers_that_are_never_json_exit_1_saying_the_section_is_empty(tmp_path
     line = one_line_error(err)
     assert code == 1 and "wrote an empty section" in line and "counted fallbacks" in line
     assert not (tmp_path / "out").exists()
+    # before the first call, what the run will spend (issue 47): crew at the endpoint's model, calls and tokens
+    assert re.search(r"^plan: crew at m, about \d+ LLM calls and [\d,]+ tokens", err, re.M), err
 
 
 def test_the_summary_line_counts_fallbacks_and_names_unverifiable_citations():

@@ -11,12 +11,14 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from crewlib import CrewError
 from crewlib.baselines import system_class
+from crewlib.baselines.planned import planned_cost
 from crewlib.baselines.runner import run_system
 from crewlib.data.records import RecordError, Reference, RWGExample, with_introduction
 from crewlib.eval.relating import task_relating
@@ -158,10 +160,17 @@ def write_related_work(title: str, abstract: str, references: ReferenceList | Se
     def stop_when_every_call_fails(writer, client, task) -> None:
         _stop_when_every_call_fails(writer, client)
 
+    def plan(writer, client, task) -> None:  # before the first call: what the run will spend (stderr, summary.json)
+        planned[:] = [planned_cost(writer, task)]
+        if planned[0] is not None and client is not None:
+            print(f"plan: {writer.name} at {client.model}, {planned[0].line()}", file=sys.stderr)
+
+    planned: list = []
+
     try:
         run = run_system(params, system, example,
                          lambda p: build_tasks(p, [example], min_connections=0).tasks[example.target_id],
-                         rounds=rounds, hooks=(progress_bar, stop_when_every_call_fails), session=session)
+                         rounds=rounds, hooks=(plan, progress_bar, stop_when_every_call_fails), session=session)
         _check_outcome(system, run.generation)
     except BaseException:
         abandon_out(out, created)
@@ -170,7 +179,10 @@ def write_related_work(title: str, abstract: str, references: ReferenceList | Se
         for bar in bars:
             if bar is not None:
                 bar.close()
-    return _save(example, run, references, out, extra_summary or {})
+    extra = dict(extra_summary or {})
+    if planned and planned[0] is not None:
+        extra["planned"] = planned[0].as_dict()
+    return _save(example, run, references, out, extra)
 
 
 def _check_outcome(system: str, generation) -> None:
