@@ -157,6 +157,7 @@ def add_paper_arguments(parser: argparse.ArgumentParser, systems: str) -> None:
                         help="a JSONL file of the Hoang & Kan (2010) layout (id, related_work, cited)")
     parser.add_argument("--recent", action="append", default=[],
                         help="a JSONL file of recent papers with their introduction and own section (see above)")
+    parser.add_argument("--papers", default=None, help="only these paper ids, comma-separated (default: every paper)")
     parser.add_argument("--crew-rounds", default=None, help="CREW's rounds: a number or auto (default: the params')")
     parser.add_argument("--srw-rounds", type=int, default=SRW_PAPER_ROUNDS,
                         help=f"SRW's select-read rounds (default: the paper's {SRW_PAPER_ROUNDS}; params quick reads 6 "
@@ -177,7 +178,13 @@ def papers(args: argparse.Namespace, params: Params, folder) -> tuple[list, dict
     ``folder``."""
     local = (args.local + [from_hoang_kan(p, folder) for p in args.hoang_kan]
              + [from_recent(p, folder) for p in args.recent])
-    return targets(params, args.targets, local)
+    examples, tasks = targets(params, args.targets, local)
+    if args.papers:
+        chosen = set(args.papers.split(","))
+        examples = [e for e in examples if e.target_id in chosen]
+        if missing := chosen - {e.target_id for e in examples}:
+            raise SystemExit(f"error: --papers: no paper {', '.join(sorted(missing))} among the papers chosen")
+    return examples, tasks
 
 
 def main() -> None:
