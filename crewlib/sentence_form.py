@@ -39,7 +39,8 @@ _FUNCTION = _words("a an the its their our his her my your each every some any n
                    "several such other another of in on at for to with by from into onto over under between among",
                    "through via about against across within without upon per than as like and or nor but yet so",
                    "if whether because while whereas although though since when where how what why not very only",
-                   "also e.g. i.e. cf. vs. etc. here then thus hence however further namely either neither")
+                   "also e.g. i.e. cf. vs. etc. here then thus hence however further namely either neither",
+                   "up down out off")  # particles: "speeding up the efficiency" has no finite "up"
 _SUBJECT_PRONOUN = _words("it he she this that which who one they we you i these those there")
 _PLURAL_PRONOUN = _words("they we you i these those which who that them others both many several few")
 _DETERMINER = _words("the a an their its this these those our his her each every")

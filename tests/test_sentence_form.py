@@ -35,6 +35,9 @@ TITLES = [
 
 # Verbless fragments of the kind small models write: noun phrases and gerund phrases standing as sentences.
 FRAGMENTS = [
+    # quality benchmark, recent paper 77 (MS-DETR): "up" of "speeding up" read as the finite verb
+    "Adaptive Proposal Generation Network (APGN) to maintain the segment-level interaction while speeding up the "
+    "efficiency [R5].",
     "Probing the knowledge of pre-trained models for this task for the first time [R3].",
     "A new benchmark for multilingual discourse phenomena [R2].",
     "A hierarchical attention network for document classification [R1].",
@@ -58,6 +61,8 @@ FRAGMENTS = [
 # Sentences written here whose only verb is easy to miss: a plain form after a plural subject ("rely"), a
 # third-person form after a citation, a verb after an insert, hyphenated and "-ly" verbs.
 WRITTEN = [
+    "They carry out experiments on three datasets [R3].",  # a particle after the verb
+    "The model sets up the task as retrieval [R2].",
     "BERT [R1] pretrains deep bidirectional representations.",
     "Transformers rely on attention [R2].",
     "Recent works study the faithfulness of summaries [R3].",
