@@ -91,7 +91,7 @@ def crew_plan(system, task: Task) -> PlannedCost | None:
     if executor.compose_form != "themed":
         return None
     caps, agents = executor.max_tokens, params.env.n_agents
-    readable = [k for k in task.keys if not title_only(task.reference_by_key[k])]
+    readable = [k for k in task.keys if task.key_to_id[k] in task.readable_ids]
     rounds = system.rounds_for(task)
     read = readable if system.settings.rounds == "auto" else readable[:math.ceil(READ_SHARE * rounds * agents)]
     for key in read:
