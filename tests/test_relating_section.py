@@ -762,3 +762,18 @@ def test_a_theme_named_in_the_papers_title_opens_on_a_word_its_works_share(task)
                                                          "trajectory segments."},
                                               comparison_keys=[r1, r2], comparison="x" * 12))
     assert sentences(out.text)[0] == "Several works address agents."
+
+
+def test_a_closing_from_the_papers_words_is_never_a_cited_works_own_sentence():
+    """Quality benchmark, recent paper 77 (MS-DETR): the closing chosen from the paper's text was its task definition,
+    which the cited works' abstracts hold too — "This paper builds on these works: given a query, the task of NLVL is
+    to localize a temporal moment ..." — and the relating measure rightly took it for their voice, not the paper's."""
+    task_definition = ("Given a query, the task of natural language video localization is to localize a temporal "
+                       "moment in an untrimmed video that semantically matches the query.")
+    paper = (f"{task_definition} In this paper, we adopt a proposal-based solution that generates candidate moments "
+             "and then selects the best matching proposal with a one-to-one set matching of the moments.")
+    work = (f"{task_definition} Propose-and-rank models generate candidate moments and rank them by their "
+            "interaction with the query.")
+    closing = fallback_position("builds_on", paper, work, voices=[work])
+    assert closing and "proposal-based solution" in closing and "Given a query" not in closing
+    assert "given a query" in fallback_position("builds_on", paper, work).lower()  # without the works' texts

@@ -511,9 +511,9 @@ class LLMExecutor(Executor):
         position = out.parts.position
         if position and any(repeats_sentence(position, c, CLOSING_REPEAT) for c in closings):
             keys = {task.id_to_key[s] for n in job.notes for s in n.sources}
-            works = " ".join(work_texts(job.notes, keys, task).values())
+            texts = list(work_texts(job.notes, keys, task).values())
             earlier = [*closings, *(s for seg in ws.draft for s in sentences(seg.text))]
-            out.reclose(fallback_position(out.relation, task.abstract, works, earlier) or "")
+            out.reclose(fallback_position(out.relation, task.abstract, " ".join(texts), earlier, texts) or "")
             self.themed_counts["positions_replaced"] += 1
         closings.append(out.parts.position)
 

@@ -153,15 +153,18 @@ def _in_paper_voice(sentence: str) -> str:
     return sentence
 
 
-def fallback_position(relation: str, paper_text: str, works_text: str, earlier: Sequence[str] = ()) -> str | None:
+def fallback_position(relation: str, paper_text: str, works_text: str, earlier: Sequence[str] = (),
+                      voices: Sequence[str] = ()) -> str | None:
     """A closing sentence from the paper's own words: the sentence of its text (title, abstract, introduction)
     that shares the most content stems with the works (on a tie, one that speaks of the paper, then the first;
     one pointing back to an earlier sentence — "This paper applies it to ..." — only when no other is left) and
     that no ``earlier`` closing repeats. A sentence about the paper itself ("We ...", "In this paper, we ...")
     is opened by the relation ("Unlike these works, we ..."; an opening "The authors present ..." is "we present
     ..."); any other follows the relation stated as a clause ("This paper differs from these works: at inference
-    time the extra streams are discarded ...", its "the authors" the paper's "we"). None when the paper's text has
-    no sentence left."""
+    time the extra streams are discarded ...", its "the authors" the paper's "we"). A closing whose words one of
+    ``voices`` (the cited works' texts) holds is that work's voice, not the paper's, and is passed over (paper 77:
+    "This paper builds on these works: given a query, the task of NLVL is to localize ..." — the task's definition,
+    in the works' abstracts too). None when the paper's text has no sentence left."""
     own = [s for s in _paper_text_sentences(paper_text)]
     works = stems(works_text)
     ranked = sorted(range(len(own)), key=lambda i: (bool(_BACK_REFERENCE.search(_PAPER.sub(" ", own[i]))),
@@ -175,7 +178,7 @@ def fallback_position(relation: str, paper_text: str, works_text: str, earlier: 
             closing = _closed(f"{RELATION_OPENINGS[relation]}, {best[0].lower()}{best[1:]}")
         else:
             closing = _closed(f"{RELATION_CLAUSES[relation]}: {_lower_first(_in_paper_voice(best))}")
-        if not _repeats(closing, earlier) and not _repeats(best, earlier):
+        if not _repeats(closing, earlier) and not _repeats(best, earlier) and not copies_cited_voice(closing, voices):
             return closing
     return None
 
@@ -435,7 +438,8 @@ def assemble(out, allowed: frozenset[str], title: str, paper_text: str, works_te
             and supported_relation(position, f"{title}. {paper_text}", works, threshold, (1 + threshold) / 2)
             and not copies_cited_voice(position, [works_text.get(k, "") for k in allowed])
             and not _repeats(position, [*earlier, *sentences_so_far])):
-        position = fallback_position(out.relation, paper_text, works, earlier) or ""
+        position = fallback_position(out.relation, paper_text, works, earlier,
+                                     [works_text.get(k, "") for k in allowed]) or ""
         counts["positions_replaced"] += 1
     return Parts(tuple(opening), tuple(sentences_so_far), position)
 
