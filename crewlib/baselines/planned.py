@@ -84,8 +84,6 @@ def _note(task: Task, key: str) -> str:
 def crew_plan(system, task: Task) -> PlannedCost | None:
     """CREW's calls on ``task``, None unless its Compose is themed (``system``: CREW's
     :class:`~crewlib.baselines.env_systems.EnvSystem`)."""
-    from crewlib.env.themes import group_themes
-
     params, total = system.params, _Sum()
     executor = system.executor()
     if executor.compose_form != "themed":
@@ -103,10 +101,7 @@ def crew_plan(system, task: Task) -> PlannedCost | None:
             notes = "\n".join(f"- {_note(task, k)}" for k in own for _ in range(NOTES_PER_READ))
             text = prompts.AGENT_SYSTEM + prompts.DISSEMINATE.format(title=task.title, notes=notes)
             total.add(text, ANSWER_TOKENS["disseminate"], caps["disseminate"])
-    texts = {k: f"{r.title}. {r.abstract}" for k, r in task.reference_by_key.items()}
-    themes = group_themes(task.keys, texts, {k: frozenset(r.citations) for k, r in task.reference_by_key.items()},
-                          task.key_to_id, executor.compose_sources)
-    ordered = [k for t in themes for k in t.keys if k in read]  # the works read, theme by theme
+    ordered = [k for t in executor.pool_themes(task) for k in t.keys if k in read]  # the works read, theme by theme
     n = math.ceil(len(ordered) / executor.compose_sources)  # a theme with one work read joins its closest others
     groups = [ordered[i * len(ordered) // n:(i + 1) * len(ordered) // n] for i in range(n)]
     outline = ""
@@ -153,9 +148,10 @@ def _text(messages: list[dict[str, str]]) -> str:
 
 def planned_cost(system, task: Task) -> PlannedCost | None:
     """The plan of ``system`` on ``task``, or None for a system this module does not plan."""
+    from crewlib.baselines.env_systems import Crew
     from crewlib.baselines.srw import SRW
 
-    if getattr(system, "name", None) == "crew" and hasattr(system, "executor"):
+    if isinstance(system, Crew):
         return crew_plan(system, task)
     if isinstance(system, SRW) and not system.recorded:
         return srw_plan(system, task)

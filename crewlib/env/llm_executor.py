@@ -373,21 +373,23 @@ class LLMExecutor(Executor):
             claimed_segments.add(extends)
         return Job(req, notes=chosen, theme=theme, extends=extends)
 
+    def pool_themes(self, task: Task) -> list[Theme]:
+        """The pool's themes (crewlib.env.themes), grouped once an episode: a theme keeps its paragraph throughout."""
+        if task.target_id not in self.themes:
+            texts = {k: f"{r.title}. {r.abstract}" for k, r in task.reference_by_key.items()}
+            self.themes[task.target_id] = group_themes(
+                task.keys, texts, {k: frozenset(r.citations) for k, r in task.reference_by_key.items()},
+                task.key_to_id, self.compose_sources)
+        return self.themes[task.target_id]
+
     def _theme_sources(self, ws: Workspace, task: Task, available: list[str]) -> tuple[Theme, list[str]]:
         """The theme to write about and the works of it a paragraph is written from. First the themes that can be
         written without another theme's works: a paragraph on them to extend (or, while a teammate revises or
         extends it this round, to join at the end), or ``env.compose_min_sources`` works ready (read, not cited,
         not claimed); among them the most works ready (ties: the most relevant work). Only when no theme can, the
         one chosen is filled up with the closest other ready works (demo target 0 put PPO beside an attention paper
-        that way while the attention paper's theme had a paragraph to join). The pool is grouped once an episode,
-        by the works' titles, abstracts and citations (crewlib.env.themes), so that a theme keeps its paragraph from
-        one Compose to the next."""
-        themes = self.themes.get(task.target_id)
-        if themes is None:
-            texts = {k: f"{r.title}. {r.abstract}" for k, r in task.reference_by_key.items()}
-            themes = self.themes[task.target_id] = group_themes(
-                task.keys, texts, {k: frozenset(r.citations) for k, r in task.reference_by_key.items()},
-                task.key_to_id, self.compose_sources)
+        that way while the attention paper's theme had a paragraph to join). The themes: :meth:`pool_themes`."""
+        themes = self.pool_themes(task)
         rank = {s: i for i, s in enumerate(available)}
         ready = [[s for s in available if task.id_to_key[s] in t.keys] for t in themes]
         paragraph = [theme_paragraph(ws, task, t) for t in themes]

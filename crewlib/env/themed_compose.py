@@ -429,17 +429,16 @@ def assemble(out, allowed: frozenset[str], title: str, paper_text: str, works_te
     opening = _topic(out, title, counts, [s for _, s in body], written or works_text, paper_text,  # "Several works"
                      titles, keep, earlier)
     body = _comparison(out, body, allowed, title, paper_text, works_text, threshold, counts, titles, keep)
-    works = " ".join(works_text.get(k, "") for k in sorted(allowed))
+    works, voices = " ".join(works_text.get(k, "") for k in sorted(allowed)), [works_text.get(k, "") for k in allowed]
     sentences_so_far = [s for _, s in body]
     position = _closed((sentences(sentence_case(_bracketed(out.position, allowed))) or [""])[0])
     if set(find_citation_keys(position)) - allowed:
         position = _closed(re.sub(r"\s*\[[^\[\]]*\]", "", position))
     if not (refers_to_paper(position, title) and relates_works(position) and not is_meta(position)
             and supported_relation(position, f"{title}. {paper_text}", works, threshold, (1 + threshold) / 2)
-            and not copies_cited_voice(position, [works_text.get(k, "") for k in allowed])
+            and not copies_cited_voice(position, voices)
             and not _repeats(position, [*earlier, *sentences_so_far])):
-        position = fallback_position(out.relation, paper_text, works, earlier,
-                                     [works_text.get(k, "") for k in allowed]) or ""
+        position = fallback_position(out.relation, paper_text, works, earlier, voices) or ""
         counts["positions_replaced"] += 1
     return Parts(tuple(opening), tuple(sentences_so_far), position)
 
