@@ -16,14 +16,9 @@ from crewlib import prompts
 from crewlib.actions import Action
 from crewlib.data.records import Reference, RWGExample
 from crewlib.env import CrewEnv
+from crewlib.env.closing import fallback_position, points_back
 from crewlib.env.executors import ActionRequest
-from crewlib.env.themed_compose import (
-    fallback_position,
-    grounded_comparison,
-    merge_theme_paragraphs,
-    notes_paragraph,
-    themed_schema,
-)
+from crewlib.env.themed_compose import grounded_comparison, merge_theme_paragraphs, notes_paragraph, themed_schema
 from crewlib.env.themes import LINK_BONUS, group_themes, similarity_matrix
 from crewlib.env.workspace import Note
 from crewlib.positioning import is_positioning, refers_to_paper, relates_works
@@ -265,11 +260,38 @@ def test_an_opening_that_is_a_question_or_lower_case_is_replaced_by_the_theme():
 
 def test_the_fallback_closing_uses_a_sentence_of_the_paper_about_itself():
     closing = fallback_position("differs", ABSTRACT, WORKS["R2"])
-    # "We learn a reward model ... and optimise a policy against it" shares more with the work, but its "it" points
-    # back to a sentence the closing does not have
-    assert closing == "Unlike these works, we apply reward learning from human preferences to fine-tune language " \
-                      "models with reinforcement learning."
+    # "We learn a reward model ... and optimise a policy against it" shares the most with the work; its "it" is the
+    # reward model of the same sentence
+    assert closing == "Unlike these works, we learn a reward model from human comparisons of summaries and optimise " \
+                      "a policy against it."
     assert fallback_position("differs", "A study of reward models. It has results.", WORKS["R2"]) is None
+
+
+DEMO_ABSTRACT = (  # the demo's target 0, as the bundled sample holds it
+    "Reward learning lets reinforcement learning be applied to tasks where the objective is defined by human judgement "
+    "rather than a programmatic score. This paper applies it to natural language by starting from a large pretrained "
+    "GPT-2 model and fine-tuning it against a reward model trained on human comparisons between sampled outputs. The "
+    "policy is optimised with PPO, and a KL penalty keeps it close to the original language model so that text "
+    "remains fluent. For summarisation of Reddit TL;DR posts, about sixty thousand comparisons produce policies that "
+    "score well with labellers. The paper also discusses challenges of collecting data online.")
+
+
+def test_the_fallback_closing_says_what_the_paper_does_before_what_it_found():
+    """Demo target 0 closed its PPO paragraph with "This paper builds on these works: it also discusses challenges
+    of collecting data online": the PPO sentence's "keeps it close" was taken for a pointer to an earlier sentence.
+    A sentence on a result ("... score well with labellers") ranks one shared word below one on the method."""
+    ppo = ("Proximal Policy Optimization (PPO) is a family of policy gradient methods that alternate between "
+           "collecting experience and running several epochs of minibatch updates on a surrogate objective.")
+    assert fallback_position("builds_on", DEMO_ABSTRACT, ppo) == (
+        "This paper builds on these works: the policy is optimised with PPO, and a KL penalty keeps it close to the "
+        "original language model so that text remains fluent.")
+    assert points_back("This paper applies it to natural language.") and points_back("These methods learn policies.")
+    assert not points_back(DEMO_ABSTRACT.split(". ")[2])
+    scored = "Policies trained on human comparisons score well with labellers on summarisation of posts."
+    method = "Policies are trained on human comparisons of summaries with reinforcement learning."
+    works = "Policies trained on human comparisons of summaries."  # as many words shared with each
+    assert fallback_position("builds_on", f"{scored} {method}", works).endswith(method[1:])
+    assert fallback_position("builds_on", f"{scored} {method}", f"{works} Labellers.").endswith(scored[1:])
 
 
 def test_a_third_person_abstract_still_gives_every_paragraph_a_closing_in_the_papers_words():

@@ -19,6 +19,7 @@ from crewlib.actions import Action
 from crewlib.citations import find_citation_keys
 from crewlib.data.records import Reference
 from crewlib.env.checks import TEXT_CHECKS, revisable_feedback, segment_findings, uncovered_notes, uncovered_sources
+from crewlib.env.closing import fallback_position
 from crewlib.env.compose_forms import (  # noqa: F401  (attribute_sentences, with_citation: the forms' API, here too)
     FEEDBACK_CHARS,
     NOTE_CHARS,
@@ -33,13 +34,7 @@ from crewlib.env.compose_forms import (  # noqa: F401  (attribute_sentences, wit
 )
 from crewlib.env.executors import ActionRequest, Executor, RoundCost
 from crewlib.env.notes_finish import complete_from_notes, one_work_notes, theme_paragraph, work_texts
-from crewlib.env.themed_compose import (
-    COUNTS,
-    extended_paragraph,
-    fallback_position,
-    revised_paragraph,
-    themed_schema,
-)
+from crewlib.env.themed_compose import COUNTS, extended_paragraph, revised_paragraph, themed_schema
 from crewlib.env.themes import Theme, group_themes
 from crewlib.env.workspace import FEEDBACK_KINDS, Note, Proposal, Workspace
 from crewlib.llm import Caller, ChatRequest, LLMClient, LLMError

@@ -33,6 +33,7 @@ from typing import ClassVar, Literal
 import pydantic
 
 from crewlib.citations import find_citation_keys
+from crewlib.env.closing import closed, fallback_position, lower_first, repeats
 from crewlib.positioning import (
     claim_stems,
     copies_cited_voice,
@@ -41,7 +42,7 @@ from crewlib.positioning import (
     relation_support,
     supported_relation,
 )
-from crewlib.sections import CLOSING_REPEAT, THEME_OPENING, as_work, describes_paper, is_meta, repeats_sentence
+from crewlib.sections import THEME_OPENING, as_work, describes_paper, is_meta, repeats_sentence
 from crewlib.sentence_form import lacks_main_verb
 from crewlib.text import (
     STOPWORDS,
@@ -56,28 +57,14 @@ from crewlib.text import (
 )
 
 RELATIONS = ("builds_on", "differs", "addresses_gap")
-# How the fallback closing sentence opens, by relation (the paper's own sentence follows).
-RELATION_OPENINGS = {"builds_on": "Building on these works", "differs": "Unlike these works",
-                     "addresses_gap": "Going beyond what these works leave open"}
-# The relation as a clause, when the paper's sentence that follows does not speak of the paper itself.
-RELATION_CLAUSES = {"builds_on": "This paper builds on these works", "differs": "This paper differs from these works",
-                    "addresses_gap": "This paper addresses what these works leave open"}
 # A comparison that says the works share something: it must be true of each of them.
 _GROUPING = re.compile(r"\b(?:both|all|each|share[sd]?|sharing|common|commonly|same|similar(?:ly)?|likewise|"
                        r"together|alike)\b", re.IGNORECASE)
 # Where a comparison's clauses part: "Both X ..., but [R5] ...", "... ; ...".
 _CLAUSES = re.compile(r",?\s+(?:but|while|whereas|although|though|yet)\s+|;\s*", re.IGNORECASE)
-# A word pointing back to an earlier sentence of the paper's text ("This paper applies it to ..."): such a sentence
-# closes a paragraph only when no other is left.
-_BACK_REFERENCE = re.compile(r"\b(?:it|its|they|them|their|this|these|those|such)\b", re.IGNORECASE)
-_PAPER = re.compile(r"\b(?:this|the)\s+(?:paper|work|study)\b", re.IGNORECASE)
 # An opening on one work, not a theme ("The authors introduce ...", "This method ...").
 _ONE_WORK = re.compile(r"^(?:the|this|these|its|their)\s+(?:authors?|work|paper|method|model|approach|study)\b",
                        re.IGNORECASE)
-# A pointer to the paper's figures or tables ("see Fig. 1 for an example"): no closing sentence of a section.
-_FIGURE = re.compile(r"\b(?:Fig(?:ure)?s?|Tables?|Sec(?:tion)?s?|Eq(?:uation)?s?)\.?\s*~?\d", re.IGNORECASE)
-# A citation by name in the paper's text (its introduction's "Smith et al. (2019)", "(Doe, 2020)").
-_CITED_BY_NAME = re.compile(r"\bet al\b|\((?:[^()]*\D)?(?:19|20)\d{2}[a-z]?\)")
 # a sentence opening on a back-reference ("Their results reveal ...", "This error rate can be ..."): no first sentence
 _BACK_OPENING = re.compile(r"^(?:it|its|they|them|their|these|those|such|that|here|the\s+(?:latter|former))\b"
                            r"|^this\s+(?!(?:paper|work|study|method|model|approach|framework|system)\b)\w",
@@ -86,7 +73,6 @@ _PROMPT_THEME = re.compile(r"\btheme\b|\bthe\s+works\s+share\b|\b\d+\s+to\s+\d+\
 # A topic that is no opening sentence: a question's or a heading's words ("how to apply ...").
 _NO_TOPIC = re.compile(r"^(?:how|what|why|whether|which|when|where|towards?|on|using)\b", re.IGNORECASE)
 THEME_CHARS, SENTENCE_CHARS = 60, 320
-REPEAT_OVERLAP = CLOSING_REPEAT  # a closing sentence repeats an earlier one (as the output checks judge it)
 # What a themed answer's validator changed, counted on its schema class (and summed in the executor's theme report).
 COUNTS = ("dropped", "comparisons_dropped", "comparisons_replaced", "positions_replaced", "topics_replaced", "cut",
           "work_sentences_removed", "work_sentences_from_notes", "works_left_out", "topics_renamed")
@@ -119,76 +105,12 @@ def _bracketed(text: str, allowed: frozenset[str]) -> str:
                                                                else m.group(1), part) for part in parts)
 
 
-def _closed(text: str) -> str:
-    text = " ".join(text.split()).strip()
-    return text if text.endswith((".", "!", "?")) else f"{text.rstrip(',;:')}."
-
-
 def _cited(text: str, keys: list[str]) -> str:
     """``text`` citing each of ``keys``: the markers it holds stay where they are ("Unlike [R2], [R5] ..."), the
     keys it does not cite yet go before its stop."""
-    text = _closed(text)
+    text = closed(text)
     missing = [k for k in keys if k not in find_citation_keys(text)]
     return f"{text[:-1].rstrip()} [{', '.join(missing)}]{text[-1]}" if missing else text
-
-
-def _paper_text_sentences(paper_text: str) -> list[str]:
-    """The sentences of the paper's text (title, abstract, introduction) that state something: four content words
-    or more, closed by a stop, citing nothing (no key, no author–year) — in order."""
-    text = paper_text.replace("From the introduction:", " ")
-    return [s for s in sentences(" ".join(text.split()))
-            if len(content_words(s)) >= 4 and s.endswith(".") and not find_citation_keys(s)
-            and not _CITED_BY_NAME.search(s) and not _FIGURE.search(s)]
-
-
-def _repeats(sentence: str, earlier: Sequence[str]) -> bool:
-    return any(repeats_sentence(sentence, e, REPEAT_OVERLAP) for e in earlier)
-
-
-def _in_paper_voice(sentence: str) -> str:
-    """A sentence of the paper's text as the paper's authors say it after a colon: "the authors" of the paper's
-    own abstract are "we", and "The paper ..." opening it is "it ..."."""
-    sentence = re.sub(r"^(?:The|This)\s+(?:paper|work|study)\b", "it", sentence)
-    sentence = re.sub(r"\b[Tt]he authors\b", "we", sentence)
-    return sentence
-
-
-def fallback_position(relation: str, paper_text: str, works_text: str, earlier: Sequence[str] = (),
-                      voices: Sequence[str] = ()) -> str | None:
-    """A closing sentence from the paper's own words: the sentence of its text (title, abstract, introduction)
-    that shares the most content stems with the works (on a tie, one that speaks of the paper, then the first;
-    one pointing back to an earlier sentence — "This paper applies it to ..." — only when no other is left) and
-    that no ``earlier`` closing repeats. A sentence about the paper itself ("We ...", "In this paper, we ...")
-    is opened by the relation ("Unlike these works, we ..."; an opening "The authors present ..." is "we present
-    ..."); any other follows the relation stated as a clause ("This paper differs from these works: at inference
-    time the extra streams are discarded ...", its "the authors" the paper's "we"). A closing whose words one of
-    ``voices`` (the cited works' texts) holds is that work's voice, not the paper's, and is passed over (paper 77:
-    "This paper builds on these works: given a query, the task of NLVL is to localize ..." — the task's definition,
-    in the works' abstracts too). None when the paper's text has no sentence left."""
-    own = [s for s in _paper_text_sentences(paper_text)]
-    works = stems(works_text)
-    ranked = sorted(range(len(own)), key=lambda i: (bool(_BACK_REFERENCE.search(_PAPER.sub(" ", own[i]))),
-                                                    -len(stems(own[i]) & works), not refers_to_paper(own[i]), i))
-    for i in ranked:
-        best = re.sub(r"^The authors\b", "We", strip_markers(own[i]).strip())  # "The authors present LongT5"
-        if is_meta(best):  # the output checks would remove it ("… features of the shared workspace": crew write --tex)
-            continue
-        if refers_to_paper(best) and not re.match(r"^The\s+(?:paper|work|study)\b", best):
-            best = re.sub(r"^(?:In\s+this\s+(?:paper|work),?\s+)", "", best)
-            closing = _closed(f"{RELATION_OPENINGS[relation]}, {best[0].lower()}{best[1:]}")
-        else:
-            closing = _closed(f"{RELATION_CLAUSES[relation]}: {_lower_first(_in_paper_voice(best))}")
-        if not _repeats(closing, earlier) and not _repeats(best, earlier) and not copies_cited_voice(closing, voices):
-            return closing
-    return None
-
-
-def _lower_first(sentence: str) -> str:
-    """The sentence with its first letter lower-cased when its first word is an ordinary capitalised word ("The
-    authors" → "the authors"; "BERT", "ELMo", "GPT-2" stay)."""
-    first = sentence.split(" ", 1)[0]
-    ordinary = first.isalpha() and (first[1:].islower() or first == "A")
-    return f"{sentence[0].lower()}{sentence[1:]}" if ordinary else sentence
 
 
 def claim_support(sentence: str, text: str) -> float:
@@ -225,7 +147,7 @@ def grounded_comparison(sentence: str, named: Sequence[str], works_text: Mapping
 
 def juxtaposed(first: str, second: str) -> str:
     """Two works' sentences set side by side as one: "X does Y [R1], whereas Z does W [R2]"."""
-    return f"{first.rstrip()[:-1].rstrip()}, whereas {_lower_first(second)}"
+    return f"{first.rstrip()[:-1].rstrip()}, whereas {lower_first(second)}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -248,7 +170,7 @@ def _theme_name(theme: str, works_text: Mapping[str, str], titles: Mapping[str, 
     or more share ("language understanding", then one word: "summarization"), or two of their texts (two words),
     or the name as it was when none is shared. A name in the prompt's words ("the theme the works share, in 2 to 6
     words": `crew write --tex`) is no name."""
-    theme = "" if _PROMPT_THEME.search(theme) else " ".join(_lower_first(w) for w in theme.split())
+    theme = "" if _PROMPT_THEME.search(theme) else " ".join(lower_first(w) for w in theme.split())
     if theme and stems(theme) <= stems(" ".join(works_text.values())):
         return theme
     texts = list(works_text.values())
@@ -309,7 +231,7 @@ def _opening(topic: str, names: Sequence[str], keep: Keep | None, earlier: Seque
     "Several works address <name>." of the next of ``names`` (the shared terms of the works' titles and texts:
     two paragraphs named alike, the second opening would go as a repeat; ``topics_renamed``); "" when none is."""
     def fits(sentence: str) -> bool:
-        return bool(sentence) and (keep(sentence) == sentence if keep else not _repeats(sentence, earlier))
+        return bool(sentence) and (keep(sentence) == sentence if keep else not repeats(sentence, earlier))
     if fits(topic):
         return topic
     for name in names:
@@ -327,7 +249,7 @@ def _topic(out, title: str, counts: Counter, body: Sequence[str] = (), works_tex
     the paper's title, one work's sentence of ``body`` again or a sentence on one work — "The authors introduce ..."
     — or the paper's abstract restated: it would open on one work, or on the paper, not the theme). The theme's
     name is held to the works' texts (``works_text``, ``titles``; :func:`_theme_name`)."""
-    topic = _closed(strip_markers(out.topic))
+    topic = closed(strip_markers(out.topic))
     theme = " ".join(out.theme.split()).strip(" .")
     if works_text:
         theme = _theme_name(theme, works_text, titles or {})
@@ -431,13 +353,13 @@ def assemble(out, allowed: frozenset[str], title: str, paper_text: str, works_te
     body = _comparison(out, body, allowed, title, paper_text, works_text, threshold, counts, titles, keep)
     works, voices = " ".join(works_text.get(k, "") for k in sorted(allowed)), [works_text.get(k, "") for k in allowed]
     sentences_so_far = [s for _, s in body]
-    position = _closed((sentences(sentence_case(_bracketed(out.position, allowed))) or [""])[0])
+    position = closed((sentences(sentence_case(_bracketed(out.position, allowed))) or [""])[0])
     if set(find_citation_keys(position)) - allowed:
-        position = _closed(re.sub(r"\s*\[[^\[\]]*\]", "", position))
+        position = closed(re.sub(r"\s*\[[^\[\]]*\]", "", position))
     if not (refers_to_paper(position, title) and relates_works(position) and not is_meta(position)
             and supported_relation(position, f"{title}. {paper_text}", works, threshold, (1 + threshold) / 2)
             and not copies_cited_voice(position, voices)
-            and not _repeats(position, [*earlier, *sentences_so_far])):
+            and not repeats(position, [*earlier, *sentences_so_far])):
         position = fallback_position(out.relation, paper_text, works, earlier, voices) or ""
         counts["positions_replaced"] += 1
     return Parts(tuple(opening), tuple(sentences_so_far), position)

@@ -11,6 +11,8 @@ Typical use::
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
 
 from crewlib.llm.cache import ResponseCache
 from crewlib.llm.client import ChatRequest, ChatResult, LLMClient
@@ -59,7 +61,8 @@ def embedded_runtime(config: EmbeddedBlock) -> str | None:
 
 
 def connect(params: Params | None = None, *, ledger: Ledger | None = None, cache: ResponseCache | None = None,
-            faults: FaultInjector | None = None, config: LLMBlock | None = None) -> LLMClient:
+            faults: FaultInjector | None = None, config: LLMBlock | None = None,
+            sleep: Callable[[float], None] = time.sleep) -> LLMClient:
     """A client for the endpoint the params (and environment) name.
 
     With the embedded provider the local server is started lazily, at the first call whose
@@ -74,8 +77,8 @@ def connect(params: Params | None = None, *, ledger: Ledger | None = None, cache
 
         model = get_model(config.embedded.model)
         return LLMClient(config, base_url=lambda: embedded_server(config.embedded).base_url, model=model.alias,
-                         api_key="not-needed", ledger=ledger, cache=cache, faults=faults)
-    return LLMClient(config, ledger=ledger, cache=cache, faults=faults)
+                         api_key="not-needed", ledger=ledger, cache=cache, faults=faults, sleep=sleep)
+    return LLMClient(config, ledger=ledger, cache=cache, faults=faults, sleep=sleep)
 
 
 def connect_override(params: Params, override: dict | None = None, *, ledger: Ledger | None = None) -> LLMClient:
