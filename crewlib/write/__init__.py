@@ -21,9 +21,10 @@ embedded model by default, any OpenAI-compatible endpoint by ``--base-url`` / ``
 
 from crewlib.write.latex_paper import LatexPaper, LatexPaperError, read_latex_paper
 from crewlib.write.library import select_references
+from crewlib.write.out_folder import OutputFolderError
 from crewlib.write.reference_files import ReferenceFileError, ReferenceList, read_references, references_from_rows
 from crewlib.write.render import author_names, latex_escape, resolve_markers, to_latex, to_markdown
-from crewlib.write.writer import OutputFolderError, WriteFailed, WriteResult, own_example, write_related_work
+from crewlib.write.writer import WriteFailed, WriteResult, own_example, write_related_work
 
 __all__ = ["LatexPaper", "LatexPaperError", "OutputFolderError", "ReferenceFileError", "ReferenceList", "WriteFailed",
            "WriteResult", "author_names", "latex_escape", "own_example", "read_latex_paper", "read_references",

@@ -155,7 +155,8 @@ def run_from_args(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, session: dict):
     """Check every argument, read the inputs, write; the result, the references read and the pool written from."""
     from crewlib.config import load_params
-    from crewlib.write.writer import abandon_out, check_rounds, prepare_out, write_related_work
+    from crewlib.write.out_folder import prepare_out
+    from crewlib.write.writer import check_rounds, write_related_work
 
     llm = check_llm_arguments(args)
     overrides: dict = {"llm": llm} if llm else {}
@@ -170,8 +171,8 @@ def _run(args: argparse.Namespace, session: dict):
                             "--context-tokens N (e.g. 128000)")
     check_rounds(params, args.system, args.rounds)
     title, abstract, introduction, references = load_inputs(args)
-    out, created = prepare_out(args.out, force=args.force)  # before any work; write_related_work checks it again
-    session["abandon"] = lambda: abandon_out(out, created)
+    folder = prepare_out(args.out, force=args.force)  # before any work: held until the run ends
+    session["abandon"] = folder.abandon
     for line in references.warnings():
         print(f"warning: {line}", file=sys.stderr)
     pool, extra = references, {}
@@ -183,8 +184,9 @@ def _run(args: argparse.Namespace, session: dict):
               f"{len(pool.references) // 10:,} s on a CPU; is this a library? --select K keeps the K most relevant",
               file=sys.stderr)
     result = write_related_work(title, abstract, pool, params=params, system=args.system, rounds=args.rounds,
-                                introduction=introduction, out=out, force=True, progress=not args.quiet,
+                                introduction=introduction, out=folder, progress=not args.quiet,
                                 session=session, extra_summary=extra)
+    folder.finish()
     return result, references, pool
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,23 +19,19 @@ from crewlib import CrewError
 from crewlib.baselines import system_class
 from crewlib.baselines.planned import planned_cost
 from crewlib.baselines.runner import run_system
+from crewlib.config import with_overrides
 from crewlib.data.records import RecordError, Reference, RWGExample, with_introduction
 from crewlib.eval.relating import task_relating
+from crewlib.llm.settings import user_cache_dir
 from crewlib.schema import Params
 from crewlib.tasks import build_tasks
+from crewlib.write.out_folder import OutputFolder, prepare_out
 from crewlib.write.reference_files import ReferenceList
 from crewlib.write.render import to_latex, to_markdown
-
-OUTPUT_FILES = ("related_work.md", "related_work.tex", "generation.json", "trace.json", "ledger.csv",
-                "summary.json")
 
 
 class WriteFailed(CrewError, RuntimeError):
     """A run that wrote no usable section: the message says why in one line."""
-
-
-class OutputFolderError(CrewError, ValueError):
-    """An output folder that cannot take this run's files (not writable, a file, or holding another run's)."""
 
 
 def own_example(title: str, abstract: str, references: Sequence[Reference], introduction: str = "",
@@ -56,41 +51,6 @@ def own_example(title: str, abstract: str, references: Sequence[Reference], intr
             require_gold=False)
     except RecordError as exc:
         raise ValueError(str(exc)) from exc
-
-
-def prepare_out(out: str | Path, *, force: bool = False) -> tuple[Path, bool]:
-    """The output folder, checked before any work: creatable and writable, not a file; one that holds files is
-    refused unless ``force``, which removes the previous run's files (:data:`OUTPUT_FILES`; nothing else).
-    Returns the folder and whether this call created it."""
-    if str(out).strip() == "":
-        raise OutputFolderError("--out is empty: name a folder for the section (default: related_work)")
-    out = Path(out).expanduser()
-    if out.exists() and not out.is_dir():
-        raise OutputFolderError(f"--out {out} is a file, not a folder")
-    created = not out.exists()
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        probe = out / ".crew-write-probe"
-        probe.write_text("")
-        probe.unlink()
-    except OSError as exc:
-        raise OutputFolderError(f"--out {out} is not writable: {exc.strerror or exc}") from None
-    held = sorted(p.name for p in out.iterdir())
-    if held and not created:
-        ours = [name for name in held if name in OUTPUT_FILES]
-        if not force:
-            raise OutputFolderError(f"--out {out} already holds {len(held)} files ({', '.join(held[:4])}"
-                                    f"{' ...' if len(held) > 4 else ''}); give --force to replace a previous run's "
-                                    f"files, or another --out")
-        for name in ours:
-            (out / name).unlink()
-    return out, created
-
-
-def abandon_out(out: Path, created: bool) -> None:
-    """Remove the output folder a failed run created, when it is still empty."""
-    if created and out.is_dir() and not any(out.iterdir()):
-        shutil.rmtree(out, ignore_errors=True)
 
 
 @dataclass
@@ -119,6 +79,19 @@ class WriteResult:
                 + (f"; {fallbacks} counted fallbacks (summary.json)" if fallbacks else ""))
 
 
+def on_user_side(params: Params) -> Params:
+    """``params`` with the caches of a write on the user's side: a relative ``llm.cache_dir`` or
+    ``features.cache_dir`` (the shipped ``llm_cache`` and ``outputs/features``, which resolve against the project
+    checkout, where the notebooks keep theirs) goes under ``$CREW_WRITE_CACHE_DIR``, else
+    ``$XDG_CACHE_HOME/crewlib/write`` (default ``~/.cache``); an absolute one (a params file's, ``CREW_LLM_CACHE_DIR``)
+    stays. So ``crew write`` in a researcher's folder never writes into the installed package or the checkout."""
+    home = user_cache_dir("write", "CREW_WRITE_CACHE_DIR")
+    changes = {block: {"cache_dir": str(home / value)} for block, value in (
+        ("llm", params.llm.cache_dir), ("features", params.features.cache_dir))
+        if value and not Path(value).expanduser().is_absolute()}
+    return with_overrides(params, changes) if changes else params
+
+
 def check_rounds(params: Params, system: str, rounds: int | str | None) -> int | str | None:
     """``rounds`` for ``system``, checked before any work: a number the system can write in, or ``auto``; None:
     auto for a system that has it (CREW), else its params."""
@@ -138,7 +111,7 @@ def check_rounds(params: Params, system: str, rounds: int | str | None) -> int |
 
 def write_related_work(title: str, abstract: str, references: ReferenceList | Sequence[Reference], *,
                        params: Params, system: str = "crew", rounds: int | str | None = None, introduction: str = "",
-                       out: str | Path = "related_work", force: bool = False, progress: bool = False,
+                       out: str | Path | OutputFolder = "related_work", force: bool = False, progress: bool = False,
                        session: dict | None = None, extra_summary: dict | None = None) -> WriteResult:
     """Write the related-work section of the user's paper with ``system`` (files: :mod:`crewlib.write`).
 
@@ -149,9 +122,10 @@ def write_related_work(title: str, abstract: str, references: ReferenceList | Se
     Raises :class:`WriteFailed` when the run wrote no usable section (nothing written then).
     """
     refs = references.references if isinstance(references, ReferenceList) else list(references)
+    params = on_user_side(params)
     rounds = check_rounds(params, system, rounds)
     example = own_example(title, abstract, refs, introduction)
-    out, created = prepare_out(out, force=force)
+    folder = out if isinstance(out, OutputFolder) else prepare_out(out, force=force)
     bars = []
 
     def progress_bar(writer, client, task) -> None:
@@ -173,7 +147,8 @@ def write_related_work(title: str, abstract: str, references: ReferenceList | Se
                          rounds=rounds, hooks=(plan, progress_bar, stop_when_every_call_fails), session=session)
         _check_outcome(system, run.generation)
     except BaseException:
-        abandon_out(out, created)
+        if folder is not out:
+            folder.abandon()
         raise
     finally:
         for bar in bars:
@@ -182,7 +157,15 @@ def write_related_work(title: str, abstract: str, references: ReferenceList | Se
     extra = dict(extra_summary or {})
     if planned and planned[0] is not None:
         extra["planned"] = planned[0].as_dict()
-    return _save(example, run, references, out, extra)
+    try:
+        result = _save(example, run, references, folder.path, extra)
+    except BaseException:
+        if folder is not out:
+            folder.abandon()
+        raise
+    if folder is not out:
+        folder.finish()
+    return result
 
 
 def _check_outcome(system: str, generation) -> None:

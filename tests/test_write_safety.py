@@ -1,0 +1,110 @@
+"""``crew write`` with a researcher's real folders (issue 48): caches on the user's side, one run per output folder,
+``--force`` that keeps the previous section until the new one is written."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from crewlib.config import PROJECT_ROOT, load_params
+from crewlib.write import OutputFolderError, read_references, write_related_work
+from crewlib.write.out_folder import ASIDE, LOCK, prepare_out
+from crewlib.write.writer import on_user_side
+
+EXAMPLE = PROJECT_ROOT / "examples"
+OTHER_RUN = ("import sys; from crewlib.write.out_folder import prepare_out\n"
+             "try:\n    prepare_out(sys.argv[1])\nexcept Exception as exc:\n    print(exc); sys.exit(3)\n")
+
+
+def _other_process(out: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", OTHER_RUN, str(out)], capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("existed", [True, False])
+def test_a_second_run_on_the_same_folder_is_refused_naming_the_first(tmp_path, existed):
+    out = tmp_path / "rw"
+    if existed:
+        out.mkdir()
+    folder = prepare_out(out)  # this process writes there
+    other = _other_process(out)
+    assert other.returncode == 3 and "being written by another crew write" in other.stdout
+    folder.finish()
+    assert not (out / LOCK).exists() and _other_process(out).returncode == 0  # released: the next run may start
+
+
+def test_a_lock_left_by_a_killed_run_is_taken_over(tmp_path):
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    (tmp_path / LOCK).write_text(gone.stdout)  # that process has ended
+    prepare_out(tmp_path).finish()
+
+
+def _previous_run(out: Path) -> None:
+    out.mkdir(exist_ok=True)
+    (out / "related_work.md").write_text("the previous section")
+    (out / "summary.json").write_text("{}")
+    (out / "notes.txt").write_text("the user's own file")
+
+
+def test_force_keeps_the_previous_section_until_the_new_one_is_written(tmp_path):
+    out = tmp_path / "rw"
+    _previous_run(out)
+    with pytest.raises(OutputFolderError, match="already holds 3 files"):
+        prepare_out(out)
+    folder = prepare_out(out, force=True)
+    assert not (out / "related_work.md").exists() and (out / ASIDE / "related_work.md").exists()
+    folder.abandon()  # the run failed: the previous section is back, untouched
+    assert (out / "related_work.md").read_text() == "the previous section" and not (out / ASIDE).exists()
+    assert (out / "notes.txt").read_text() == "the user's own file" and not (out / LOCK).exists()
+    folder = prepare_out(out, force=True)
+    (out / "related_work.md").write_text("the new section")
+    folder.finish()
+    assert (out / "related_work.md").read_text() == "the new section" and not (out / ASIDE).exists()
+    assert (out / "notes.txt").exists() and not (out / "summary.json").exists()
+
+
+def test_a_run_killed_after_setting_the_previous_section_aside_gives_it_back(tmp_path):
+    _previous_run(tmp_path)
+    prepare_out(tmp_path, force=True)  # killed here: no finish, no abandon (its lock names this live process)
+    (tmp_path / LOCK).unlink()
+    (tmp_path / "related_work.md").write_text("half a section")
+    with pytest.raises(OutputFolderError, match="already holds"):
+        prepare_out(tmp_path)
+    assert (tmp_path / "related_work.md").read_text() == "the previous section"
+
+
+def test_a_failed_write_restores_the_previous_section(tmp_path):
+    out = tmp_path / "rw"
+    _previous_run(out)
+    refs = read_references(EXAMPLE / "crew_paper.bib")
+    with pytest.raises(ValueError):  # long_context plays no rounds: refused before any call
+        write_related_work("T", "A.", refs, params=load_params("quick"), system="long_context", rounds=3, out=out,
+                           force=True)
+    assert (out / "related_work.md").read_text() == "the previous section" and not (out / LOCK).exists()
+
+
+def test_caches_of_a_write_go_to_the_users_cache_not_the_checkout(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home-cache"))
+    monkeypatch.delenv("CREW_WRITE_CACHE_DIR", raising=False)
+    params = on_user_side(load_params("quick"))
+    home = tmp_path / "home-cache" / "crewlib" / "write"
+    assert Path(params.llm.cache_dir) == home / "llm_cache"
+    assert Path(params.features.cache_dir) == home / "outputs" / "features"
+    mine = on_user_side(load_params("quick", {"llm": {"cache_dir": str(tmp_path / "mine")}}))
+    assert Path(mine.llm.cache_dir) == tmp_path / "mine"  # a path the user gave stays
+    monkeypatch.setenv("CREW_WRITE_CACHE_DIR", str(tmp_path / "elsewhere"))
+    assert Path(on_user_side(load_params("quick")).llm.cache_dir) == tmp_path / "elsewhere" / "llm_cache"
+
+
+def test_a_write_leaves_nothing_in_the_checkout(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home-cache"))
+    features = PROJECT_ROOT / load_params("quick").features.cache_dir
+    before = set(features.rglob("*")) if features.exists() else set()
+    refs = read_references(EXAMPLE / "crew_paper.bib")
+    write_related_work("A title of my own", "Agents write related work together.", refs,
+                       params=load_params("quick"), system="extractive", rounds=4, out=tmp_path / "o")
+    after = set(features.rglob("*")) if features.exists() else set()
+    assert after == before
+    assert any((tmp_path / "home-cache" / "crewlib" / "write" / "outputs" / "features").glob("own-*.json"))
