@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -10,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from crewlib.config import PROJECT_ROOT, load_params
+from crewlib.data.records import Reference, RWGExample
 from crewlib.write import OutputFolderError, read_references, write_related_work
 from crewlib.write.out_folder import ASIDE, LOCK, prepare_out
+from crewlib.write.render import latex_escape, to_latex, without_unknown_citations
 from crewlib.write.writer import on_user_side
 
 EXAMPLE = PROJECT_ROOT / "examples"
@@ -108,3 +112,46 @@ def test_a_write_leaves_nothing_in_the_checkout(tmp_path, monkeypatch):
     after = set(features.rglob("*")) if features.exists() else set()
     assert after == before
     assert any((tmp_path / "home-cache" / "crewlib" / "write" / "outputs" / "features").glob("own-*.json"))
+
+
+# ----------------------------------------------------------------------------- what reaches the section
+def test_a_citation_of_a_key_the_pool_does_not_hold_never_reaches_the_section():
+    text = ("Agents write together. A does X [R1, R99]. B does Y [R99]. C does Z \\cite{nonexistent}.\n\n"
+            "D does W [R2] \\citep{ghost}.")
+    clean, unknown, removed = without_unknown_citations(text, {"R1": "a2020", "R2": "b2021"})
+    assert clean == "Agents write together. A does X [R1].\n\nD does W [R2]."
+    assert unknown == ["R99", "\\cite{nonexistent}", "\\citep{ghost}"] and removed == 2
+    example = RWGExample("t", "T", "A.", (Reference("a2020", "A", "x"), Reference("b2021", "B", "y")))
+    latex = to_latex(example, clean, {"R1": "a2020", "R2": "b2021"})
+    assert "[?]" not in latex and "nonexistent" not in latex and "textbackslash" not in latex
+
+
+def test_the_latex_section_keeps_math_as_math_and_escapes_the_prose():
+    assert latex_escape(r"Costs $\mathcal{O}(n^2)$ time & 50% memory for $n$ items, a_b.") == \
+        r"Costs $\mathcal{O}(n^2)$ time \& 50\% memory for $n$ items, a\_b."
+    assert latex_escape("a price of $5 and $6") == r"a price of \$5 and \$6"  # two prices, not math
+
+
+def test_the_example_papers_section_compiles_with_its_bibliography(tmp_path):
+    """The example paper with the section written for it \\input before its bibliography: pdflatex, bibtex,
+    pdflatex twice, every citation resolved (a fresh machine gets a TeX engine from `make tex`)."""
+    engine = shutil.which("pdflatex")
+    if engine is None or shutil.which("bibtex") is None:
+        pytest.skip("no pdflatex/bibtex on this machine and no package manager to install them (see `make tex`)")
+    shutil.copytree(EXAMPLE / "tex_paper", tmp_path / "tex_paper")
+    shutil.copy(EXAMPLE / "crew_paper.bib", tmp_path / "crew_paper.bib")
+    main = tmp_path / "tex_paper" / "main.tex"
+    refs = read_references(EXAMPLE / "crew_paper.bib")
+    write_related_work("CREW", "Agents write related work together.", refs, params=load_params("quick"),
+                       system="extractive", out=tmp_path / "tex_paper" / "rw")
+    source = main.read_text()
+    main.write_text(source.replace("\\bibliographystyle", "\\input{rw/related_work}\n\\bibliographystyle", 1))
+    for command in ([engine, "-interaction=nonstopmode", "main"], ["bibtex", "main"],
+                    [engine, "-interaction=nonstopmode", "main"], [engine, "-interaction=nonstopmode", "main"]):
+        done = subprocess.run(command, cwd=main.parent, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, (command, done.stdout[-2000:])
+    log = (main.parent / "main.log").read_text(errors="replace")
+    assert "Citation" not in log or "undefined" not in log, log[-2000:]
+    cited = set(re.findall(r"\\cite\{([^}]*)\}", (main.parent / "rw" / "related_work.tex").read_text()))
+    assert cited and all(f"\\bibitem{{{k}}}" in (main.parent / "main.bbl").read_text()
+                         for group in cited for k in group.split(","))

@@ -7,7 +7,8 @@ import re
 from collections.abc import Mapping, Sequence
 
 from crewlib.citations import find_citation_keys
-from crewlib.data.records import RWGExample
+from crewlib.data.records import MATH_SPAN, RWGExample
+from crewlib.text import sentences
 
 _MARKER = re.compile(r"\[(\s*R\d+\s*(?:[,;]\s*R\d+\s*)*)\]")
 
@@ -25,12 +26,56 @@ def resolve_markers(text: str, key_to_id: Mapping[str, str], cite) -> tuple[str,
     return _MARKER.sub(replace, text), unresolved
 
 
+_RAW_CITE = re.compile(r"\s*~?\\(?:cite[a-zA-Z]*|citep|citet)\*?(?:\[[^\]]*\])*\{[^}]*\}")
+
+
+def without_unknown_citations(text: str, key_to_id: Mapping[str, str]) -> tuple[str, list[str], int]:
+    """``text`` with every citation of a key the pool does not hold taken out, so that none reaches the section as
+    ``[?]`` or as raw LaTeX: an unknown key leaves the marker that also cites a known work; a sentence citing only
+    unknown keys (``[R99]``, a ``\\cite{nonexistent}`` the model wrote) is removed. Returns the text, the unknown
+    keys (and raw citations) and the number of sentences removed."""
+    unknown: list[str] = []
+    removed = 0
+    kept_paragraphs = []
+    for paragraph in re.split(r"\n\s*\n", text.strip()):
+        kept = []
+        for sentence in sentences(paragraph):
+            raw = [m.group(0).strip() for m in _RAW_CITE.finditer(sentence)]
+            cited = find_citation_keys(sentence)
+            missing = [k for k in cited if k not in key_to_id]
+            if not raw and not missing:
+                kept.append(sentence)
+                continue
+            unknown += missing + raw
+            if len(missing) == len(cited):  # nothing known left to cite
+                removed += 1
+                continue
+            kept.append(_MARKER.sub(lambda m: _known_marker(m, key_to_id), _RAW_CITE.sub("", sentence)))
+        if kept:
+            kept_paragraphs.append(" ".join(kept))
+    return "\n\n".join(kept_paragraphs), list(dict.fromkeys(unknown)), removed
+
+
+def _known_marker(match: re.Match, key_to_id: Mapping[str, str]) -> str:
+    known = [k for k in find_citation_keys(match.group(0)) if k in key_to_id]
+    return f"[{', '.join(known)}]" if known else ""
+
+
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
                   "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
 
 
 def latex_escape(text: str) -> str:
-    return "".join(_LATEX_SPECIAL.get(c, c) for c in text)
+    """``text`` with LaTeX's special characters escaped, its inline math (``$\\mathcal{O}(n^2)$``, kept as the
+    references wrote it) left as math."""
+    parts = MATH_SPAN.split(text)  # odd items are math
+    return "".join(p if i % 2 and _is_math(p) else "".join(_LATEX_SPECIAL.get(c, c) for c in p)
+                   for i, p in enumerate(parts))
+
+
+def _is_math(span: str) -> bool:
+    """A ``$...$`` span that is math: TeX in it, or one token ("$n$", "$O(n)$"); "$5 and $6" is two prices."""
+    return bool(re.search(r"[\\^_{}]", span)) or not re.search(r"\s", span)
 
 
 def author_names(authors: Sequence[str]) -> str:

@@ -27,7 +27,7 @@ from crewlib.schema import Params
 from crewlib.tasks import build_tasks
 from crewlib.write.out_folder import OutputFolder, prepare_out
 from crewlib.write.reference_files import ReferenceList
-from crewlib.write.render import to_latex, to_markdown
+from crewlib.write.render import to_latex, to_markdown, without_unknown_citations
 
 
 class WriteFailed(CrewError, RuntimeError):
@@ -76,7 +76,16 @@ class WriteResult:
         fallbacks = sum(s["fallbacks"].values())
         return (f"{s['system']}: {s['calls']} LLM calls, {tokens:,} tokens, {s['wall_time_s']:.1f} s; citation "
                 f"verification {share}; {s['cited']} of {s['references']} references cited; {s['words']} words"
-                + (f"; {fallbacks} counted fallbacks (summary.json)" if fallbacks else ""))
+                + (f"; {fallbacks} counted fallbacks (summary.json)" if fallbacks else "")
+                + _unknown_note(s.get("unknown_citations_removed") or {}))
+
+
+def _unknown_note(removed: dict) -> str:
+    """The summary line's words on citations of keys the references do not hold, taken out of the section."""
+    if not removed.get("citations"):
+        return ""
+    return (f"; citations of keys the references do not hold removed: {', '.join(removed['citations'][:5])}"
+            f" ({removed['sentences']} sentences removed)")
 
 
 def on_user_side(params: Params) -> Params:
@@ -218,8 +227,10 @@ def _save(example, run, references, out: Path, extra: dict) -> WriteResult:
               f"Citation verification: {check.resolved}/{check.citations} citations resolve"
               + (f"; known by their title only: {len(title_only)} of {len(refs)} references" if title_only else "")
               + ".")
-    markdown = to_markdown(example, generation.text, generation.key_to_id, footer, years)
-    latex = to_latex(example, generation.text, generation.key_to_id, header=footer)
+    text, unknown, removed = without_unknown_citations(generation.text, generation.key_to_id)
+    summary["unknown_citations_removed"] = {"citations": unknown, "sentences": removed}
+    markdown = to_markdown(example, text, generation.key_to_id, footer, years)
+    latex = to_latex(example, text, generation.key_to_id, header=footer)
     (out / "related_work.md").write_text(markdown)
     (out / "related_work.tex").write_text(latex)
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
