@@ -10,9 +10,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from fakes import Step
 
+from crewlib.cli import main
 from crewlib.config import PROJECT_ROOT, load_params
 from crewlib.data.records import Reference, RWGExample
+from crewlib.llm import Caller, EndpointError, LLMClient
+from crewlib.llm.settings import llm_config
 from crewlib.write import OutputFolderError, read_references, write_related_work
 from crewlib.write.out_folder import ASIDE, LOCK, prepare_out
 from crewlib.write.render import latex_escape, to_latex, without_unknown_citations
@@ -155,3 +159,57 @@ def test_the_example_papers_section_compiles_with_its_bibliography(tmp_path):
     cited = set(re.findall(r"\\cite\{([^}]*)\}", (main.parent / "rw" / "related_work.tex").read_text()))
     assert cited and all(f"\\bibitem{{{k}}}" in (main.parent / "main.bbl").read_text()
                          for group in cited for k in group.split(","))
+
+
+# ----------------------------------------------------------------------------- secrets
+SECRET = "sk-test-" + "K3YVALUE" * 5  # shaped like a key, not one
+PASSWORD = "pa55-w0rd-not-real"
+
+
+def test_a_key_the_endpoint_echoes_in_its_answer_is_written_nowhere(make_client, scripted_server, tmp_path,
+                                                                     monkeypatch):
+    monkeypatch.setenv("MY_TEST_KEY", SECRET)
+    scripted_server.push(Step(content=f"Sure. Your key is {SECRET}, and the work [R1] does X."))
+    client = make_client(scripted_server, api_key_env="MY_TEST_KEY")
+    answer = client.chat([{"role": "user", "content": "hello"}], caller=Caller("t", "r"))
+    assert SECRET not in answer.content and "***" in answer.content
+    written = [p.read_text() for p in (tmp_path / "cache").rglob("*.json")]
+    written.append(client.ledger.to_csv(tmp_path / "ledger.csv").read_text())
+    assert written and not any(SECRET in text for text in written)
+
+
+def test_credentials_in_the_endpoints_url_are_shown_as_stars(scripted_server):
+    port = scripted_server.base_url.split(":")[2].split("/")[0]
+    url = f"http://writer:{PASSWORD}@127.0.0.1:{port}/v1"
+    scripted_server.push(Step(status=400, error_message="bad request"))
+    config = llm_config(provider="openai", base_url=url, model="m", api_key_env="", max_retries=0, cache_mode="off")
+    client = LLMClient(config)
+    assert PASSWORD not in client.endpoint and "***@127.0.0.1" in client.endpoint
+    with pytest.raises(EndpointError) as refused:
+        client.chat([{"role": "user", "content": "hello"}], caller=Caller("t", "r"))
+    assert PASSWORD not in str(refused.value) and PASSWORD not in client.redact(f"GET {url} failed")
+
+
+def test_a_write_at_an_endpoint_with_credentials_keeps_them_out_of_every_file(scripted_server, tmp_path):
+    port = scripted_server.base_url.split(":")[2].split("/")[0]
+    scripted_server.default = Step(content="Agents write related work [R1]. Retrieval helps [R2].")
+    params = load_params("quick", {"llm": {"provider": "openai", "base_url": f"http://u:{PASSWORD}@127.0.0.1:{port}/v1",
+                                           "model": "scripted", "api_key_env": "", "cache_dir": str(tmp_path / "c")},
+                                   "baselines": {"long_context": {"context_tokens": 8000}}})
+    refs = read_references(EXAMPLE / "crew_paper.bib")
+    result = write_related_work("T", "Agents write related work.", refs, params=params, system="long_context",
+                                out=tmp_path / "o")
+    assert result.summary["endpoint"].startswith("http://***@127.0.0.1")
+    assert not any(PASSWORD in p.read_text() for p in tmp_path.rglob("*") if p.is_file())
+
+
+@pytest.mark.parametrize("value", [SECRET.replace("-", "_"), "gsk_" + "A1b2C3d4" * 3, "hf_abcdEFGH1234"])
+def test_a_key_given_for_its_variables_name_is_refused_without_echoing_it(tmp_path, capsys, value):
+    """Today's check refused a value with a character no variable has ("sk-..."); one of letters, digits and _
+    only ("sk_...", "gsk_...", "hf_...") was taken for a variable's name and echoed in the error that it is unset."""
+    code = main(["write", "--title", "T", "--abstract", "A.", "--bib", str(EXAMPLE / "crew_paper.bib"), "--quiet",
+                 "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--api-key-env", value,
+                 "--out", str(tmp_path / "o")])
+    captured = capsys.readouterr()
+    assert code == 1 and "NAME of the environment variable" in captured.err
+    assert value not in captured.err + captured.out

@@ -51,6 +51,7 @@ _RETRY_STATUS = {408, 409, 429}
 
 
 _BEARER = re.compile(r"(?i)(bearer\s+)[^\s'\"]+")
+_URL_CREDENTIALS = re.compile(r"(?<=//)[^/@\s'\"]+@")  # http://user:pass@host/v1: the user and password
 
 
 def _is_retryable(exc: BaseException) -> bool:
@@ -258,9 +259,11 @@ class LLMClient:
 
     @property
     def endpoint(self) -> str:
+        """The endpoint's URL as shown (ledger, ``summary.json``, messages): credentials in it are ``***``."""
         if self._resolved_url:
-            return self._resolved_url
-        return "(started on first live call)" if callable(self.base_url) else str(self.base_url)
+            return _URL_CREDENTIALS.sub("***@", self._resolved_url)
+        return "(started on first live call)" if callable(self.base_url) else \
+            _URL_CREDENTIALS.sub("***@", str(self.base_url))
 
     @staticmethod
     def _key_from_environment(var: str) -> str:
@@ -275,11 +278,11 @@ class LLMClient:
         return key
 
     def redact(self, text: str) -> str:
-        """``text`` with the API key and any bearer token replaced by ``***``."""
+        """``text`` with the API key, any bearer token and a URL's user and password replaced by ``***``."""
         key = self._api_key.value
         if key and key != "not-needed" and len(key) >= 4:
             text = text.replace(key, "***")
-        return _BEARER.sub(r"\1***", text)
+        return _URL_CREDENTIALS.sub("***@", _BEARER.sub(r"\1***", text))
 
     def __repr__(self) -> str:  # never shows the key
         return f"LLMClient(endpoint={self.endpoint!r}, model={self.model!r}, cache={self.cache.mode!r})"
@@ -407,7 +410,8 @@ class LLMClient:
             try:
                 with self._live_slots:
                     response = self._send(**kwargs, timeout=min(cfg.timeout_s, remaining))
-                return (*checked_completion(response), attempt)
+                response, content = checked_completion(response)
+                return response, self.redact(content), attempt  # an endpoint that echoes the key keeps it
             except (openai.OpenAIError, MalformedResponseError) as exc:
                 if not _is_retryable(exc):
                     status = getattr(exc, "status_code", "?")
