@@ -362,7 +362,7 @@ class LLMClient:
         record = self.ledger.record(caller, hit.model, key, started_at=started,
                                     prompt_tokens=hit.prompt_tokens, completion_tokens=hit.completion_tokens,
                                     latency_s=time.perf_counter() - t0, cache_hit=True,
-                                    recorded_latency_s=hit.latency_s, reask=reask)
+                                    recorded_latency_s=hit.latency_s, reask=reask, cut=hit.finish_reason == "length")
         return ChatResult(hit.content, record, finish_reason=hit.finish_reason)
 
     def _store(self, request: dict, key: str, response, content: str, retries: int, caller: Caller, started: float,
@@ -381,7 +381,7 @@ class LLMClient:
         record = self.ledger.record(caller, answer.model, key, started_at=started,
                                     prompt_tokens=answer.prompt_tokens, completion_tokens=answer.completion_tokens,
                                     latency_s=latency, retries=retries, prompt_tokens_cached=cached_prompt_tokens(
-                                        response), reask=reask)
+                                        response), reask=reask, cut=answer.finish_reason == "length")
         return ChatResult(content, record, finish_reason=answer.finish_reason)
 
     def _send_with_retries(self, request: dict[str, Any]) -> tuple[Any, str, int]:

@@ -52,6 +52,7 @@ class CallRecord:
     reask: str = ""
     round: int | None = None  # the caller's round
     prompt_parts: str = ""  # the caller's prompt parts: "fixed=310;target=120;notes=80;..." (estimates)
+    cut: bool = False  # the answer stopped at max_tokens (finish_reason "length"): free text may end mid-section
 
     @property
     def billed(self) -> bool:
@@ -82,7 +83,8 @@ class Ledger:
     def record(self, caller: Caller, model: str, request_key: str, *, started_at: float | None = None,
                prompt_tokens: int = 0, completion_tokens: int = 0, latency_s: float = 0.0,
                retries: int = 0, cache_hit: bool = False, error: BaseException | None = None,
-               prompt_tokens_cached: int = 0, recorded_latency_s: float | None = None, reask: str = "") -> CallRecord:
+               prompt_tokens_cached: int = 0, recorded_latency_s: float | None = None, reask: str = "",
+               cut: bool = False) -> CallRecord:
         rec = CallRecord(
             started_at=time.time() if started_at is None else started_at,
             system=caller.system, role=caller.role, agent=caller.agent, model=model,
@@ -91,7 +93,7 @@ class Ledger:
             error=None if error is None else f"{type(error).__name__}: {error}"[:500],
             request_key=request_key, prompt_tokens_cached=prompt_tokens_cached,
             recorded_latency_s=latency_s if recorded_latency_s is None else recorded_latency_s, reask=reask,
-            round=caller.round, prompt_parts=caller.parts,
+            round=caller.round, prompt_parts=caller.parts, cut=cut,
         )
         self.add(rec)
         return rec

@@ -77,7 +77,12 @@ class WriteResult:
         return (f"{s['system']}: {s['calls']} LLM calls, {tokens:,} tokens, {s['wall_time_s']:.1f} s; citation "
                 f"verification {share}; {s['cited']} of {s['references']} references cited; {s['words']} words"
                 + (f"; {fallbacks} counted fallbacks (summary.json)" if fallbacks else "")
-                + _unknown_note(s.get("unknown_citations_removed") or {}))
+                + _unknown_note(s.get("unknown_citations_removed") or {})
+                + (f"; {s['cut_answers']} answers stopped at the token limit (llm.max_tokens)"
+                   if s.get("cut_answers") else ""))
+
+
+MIN_SECTION_WORDS = 60  # shorter is no related-work section: a paragraph of a human one runs to about 100 words
 
 
 def _unknown_note(removed: dict) -> str:
@@ -178,7 +183,14 @@ def write_related_work(title: str, abstract: str, references: ReferenceList | Se
 
 
 def _check_outcome(system: str, generation) -> None:
-    """Raise :class:`WriteFailed` for an empty section or a run in which every LLM call failed."""
+    """Raise :class:`WriteFailed` for an empty section, a run in which every LLM call failed, or a section shorter
+    than :data:`MIN_SECTION_WORDS` written from answers cut at their token limit (a long-context answer cut after
+    its first sentence left 18 words, and exit 0)."""
+    cut = sum(r.cut for r in generation.records)
+    words = len(generation.text.split())
+    if cut and 0 < words < MIN_SECTION_WORDS:
+        raise WriteFailed(f"{system} wrote {words} words: {cut} of its answers stopped at the token limit "
+                          f"(llm.max_tokens); raise it in a --params file (llm: {{max_tokens: N}}); nothing written")
     failed = [r for r in generation.records if r.error]
     calls = len(generation.records)
     reasons = sum(generation.fallbacks.values())
@@ -229,6 +241,7 @@ def _save(example, run, references, out: Path, extra: dict) -> WriteResult:
               + ".")
     text, unknown, removed = without_unknown_citations(generation.text, generation.key_to_id)
     summary["unknown_citations_removed"] = {"citations": unknown, "sentences": removed}
+    summary["cut_answers"] = sum(r.cut for r in generation.records)  # stopped at llm.max_tokens
     markdown = to_markdown(example, text, generation.key_to_id, footer, years)
     latex = to_latex(example, text, generation.key_to_id, header=footer)
     (out / "related_work.md").write_text(markdown)
