@@ -21,7 +21,7 @@ from crewlib.text import sentences
 from crewlib.write import OutputFolderError, WriteFailed, read_references, write_related_work
 from crewlib.write.out_folder import ASIDE, LOCK, prepare_out
 from crewlib.write.render import latex_escape, to_latex, without_unknown_citations
-from crewlib.write.writer import on_user_side
+from crewlib.write.writer import check_rounds, on_user_side
 
 EXAMPLE = PROJECT_ROOT / "examples"
 OTHER_RUN = ("import sys; from crewlib.write.out_folder import prepare_out\n"
@@ -273,3 +273,28 @@ def test_text_addressed_to_the_reader_or_the_model_never_reaches_the_section(scr
     assert not any(words in section for words in ("previous instructions", "As an AI", "asked for", "let me"))
     checks = result.summary["output_checks"]  # each aside removed and counted
     assert checks["meta_sentences"] + checks["unsupported_removed"] + checks["uncited_removed"] >= 4
+
+
+# ----------------------------------------------------------------------------- cost
+def test_rounds_have_an_upper_bound_from_the_params():
+    params = load_params("quick")
+    with pytest.raises(ValueError, match="at most 15 for crew"):
+        check_rounds(params, "crew", 500)
+    with pytest.raises(ValueError, match=f"at most {params.env.horizon} for srw"):
+        check_rounds(params, "srw", params.env.horizon + 1)
+    assert check_rounds(params, "crew", 15) == 15
+
+
+def test_a_budget_of_calls_stops_the_run_at_it_and_keeps_what_was_answered(scripted_server, tmp_path):
+    refs = read_references(EXAMPLE / "crew_paper.bib")
+    scripted_server.default = Step(content='{"notes": ["A note."], "confidence": 0.5}')
+    params = _endpoint_params(scripted_server, tmp_path)
+    crew = write_related_work("T", "Agents write related work.", refs, params=params, system="crew", rounds=4,
+                              out=tmp_path / "o", max_calls=2)
+    assert len(scripted_server.requests) == 2  # the budget: no third call reached the endpoint
+    assert crew.summary["budget"]["calls_not_made"] >= 1 and "calls not made" in crew.summary_line
+    assert crew.summary["calls"] >= 2  # what was answered is kept, in the ledger and the section it allowed
+    scripted_server.default = Step(content=_from_abstracts(refs, 8))
+    result = write_related_work("T", "Agents write related work.", refs, params=params, system="long_context",
+                                out=tmp_path / "p", max_calls=1)
+    assert result.summary["budget"] == {"max_calls": 1, "calls_not_made": 0}

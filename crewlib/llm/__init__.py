@@ -17,6 +17,7 @@ from collections.abc import Callable
 from crewlib.llm.cache import ResponseCache
 from crewlib.llm.client import ChatRequest, ChatResult, LLMClient
 from crewlib.llm.errors import (
+    BudgetExhaustedError,
     CacheMissError,
     EndpointError,
     LLMError,
@@ -31,7 +32,7 @@ from crewlib.llm.settings import llm_settings
 from crewlib.schema import EmbeddedBlock, LLMBlock, Params
 
 __all__ = [
-    "CacheMissError", "CallRecord", "Caller", "ChatRequest", "ChatResult", "EndpointError",
+    "BudgetExhaustedError", "CacheMissError", "CallRecord", "Caller", "ChatRequest", "ChatResult", "EndpointError",
     "FaultInjector", "LLMClient", "LLMError", "Ledger", "ModelNotAvailableError",
     "OutputValidationError", "ResponseCache", "RetryExhaustedError", "ServerStartError", "connect",
     "connect_override", "embedded_runtime", "embedded_server",

@@ -31,6 +31,7 @@ import pydantic
 
 from crewlib.llm.cache import CachedAnswer, ResponseCache, canonical_request, request_key
 from crewlib.llm.errors import (
+    BudgetExhaustedError,
     CacheMissError,
     EndpointError,
     LLMError,
@@ -241,6 +242,9 @@ class LLMClient:
         self._rng = random.Random(seed)
         self._rng_lock = threading.Lock()
         self._live_slots = threading.BoundedSemaphore(config.concurrency)
+        self.max_calls: int | None = None  # a budget of live calls (crew write --max-calls); None: unbounded
+        self.calls_refused = 0  # calls not made because the budget was spent
+        self._calls_made = 0
         self._json_mode_supported = config.json_mode
         self._schema_supported = config.structured_output == "json_schema"  # until the endpoint refuses it
 
@@ -310,6 +314,10 @@ class LLMClient:
         cached = self._from_cache(request, key, caller, started, t0, reask)
         if cached is not None:
             return cached
+        spent = self._spend_budget()
+        if spent is not None:
+            self.ledger.record(caller, self.model, key, started_at=started, error=spent, reask=reask)
+            raise spent
         try:
             response, content, retries = self._send_with_retries(request)
         except EndpointError as exc:
@@ -436,6 +444,17 @@ class LLMClient:
             f"(last: {why}); check that the endpoint is up, or raise llm.max_retries / llm.deadline_s"),
             attempts=made, last_error=last,
         )
+
+    def _spend_budget(self) -> BudgetExhaustedError | None:
+        """One live call taken from the budget (``max_calls``), or the error that it is spent (the call not made;
+        the answers so far are cached, so a rerun with a larger budget pays for none of them again)."""
+        with self._rng_lock:
+            if self.max_calls is not None and self._calls_made >= self.max_calls:
+                self.calls_refused += 1
+                return BudgetExhaustedError(f"the budget of {self.max_calls} LLM calls is spent; the call was not "
+                                            "made")
+            self._calls_made += 1
+        return None
 
     def _backoff(self, attempt: int) -> float:
         """Exponential backoff with 'equal jitter': half fixed, half random."""

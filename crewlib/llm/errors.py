@@ -39,6 +39,10 @@ class RetryExhaustedError(LLMError):
         self.last_error = last_error
 
 
+class BudgetExhaustedError(LLMError):
+    """The run's budget of live calls (``crew write --max-calls``) is spent: the call is not made."""
+
+
 class OutputValidationError(LLMError):
     """The model's answer was not valid JSON for the schema, even after one re-ask."""
 

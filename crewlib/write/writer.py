@@ -79,7 +79,9 @@ class WriteResult:
                 + (f"; {fallbacks} counted fallbacks (summary.json)" if fallbacks else "")
                 + _unknown_note(s.get("unknown_citations_removed") or {})
                 + (f"; {s['cut_answers']} answers stopped at the token limit (llm.max_tokens)"
-                   if s.get("cut_answers") else ""))
+                   if s.get("cut_answers") else "")
+                + (f"; the budget of {s['budget']['max_calls']} calls was spent: {s['budget']['calls_not_made']} "
+                   "calls not made" if (s.get("budget") or {}).get("calls_not_made") else ""))
 
 
 MIN_SECTION_WORDS = 60  # shorter is no related-work section: a paragraph of a human one runs to about 100 words
@@ -116,6 +118,10 @@ def check_rounds(params: Params, system: str, rounds: int | str | None) -> int |
         return None
     if not hasattr(block, "rounds"):
         raise ValueError(f"--rounds: the system {system!r} plays no rounds")
+    most = getattr(block, "max_rounds", params.env.horizon)  # CREW's cap; any other system's: the horizon
+    if rounds != "auto" and int(rounds) > most:
+        raise ValueError(f"--rounds {rounds}: at most {most} for {system} (baselines.{system}.max_rounds or "
+                         "env.horizon in the params); each round costs LLM calls")
     least = system_class(system).min_rounds(params)
     if rounds != "auto" and int(rounds) < least:
         raise ValueError(f"--rounds {rounds}: {system} writes nothing in fewer than {least} rounds "
@@ -126,14 +132,17 @@ def check_rounds(params: Params, system: str, rounds: int | str | None) -> int |
 def write_related_work(title: str, abstract: str, references: ReferenceList | Sequence[Reference], *,
                        params: Params, system: str = "crew", rounds: int | str | None = None, introduction: str = "",
                        out: str | Path | OutputFolder = "related_work", force: bool = False, progress: bool = False,
-                       session: dict | None = None, extra_summary: dict | None = None) -> WriteResult:
+                       session: dict | None = None, extra_summary: dict | None = None,
+                       max_calls: int | None = None) -> WriteResult:
     """Write the related-work section of the user's paper with ``system`` (files: :mod:`crewlib.write`).
 
     ``rounds``: a number, or ``auto`` (enough rounds to read every reference with an abstract, at most
     ``baselines.<system>.max_rounds``); None: auto for a system that has it (CREW), else its params.
     ``session``: a dict that receives the LLM ``client`` once connected (the command counts its answers on
     Ctrl-C); ``extra_summary``: more facts for ``summary.json`` (the references ``--select`` chose).
-    Raises :class:`WriteFailed` when the run wrote no usable section (nothing written then).
+    ``max_calls``: a budget of live LLM calls; once spent, no call is made and the run ends with what was answered
+    (the calls not made are counted fallbacks, ``summary.json``'s ``budget``). Raises :class:`WriteFailed` when the
+    run wrote no usable section (nothing written then).
     """
     refs = references.references if isinstance(references, ReferenceList) else list(references)
     params = on_user_side(params)
@@ -149,6 +158,8 @@ def write_related_work(title: str, abstract: str, references: ReferenceList | Se
         _stop_when_every_call_fails(writer, client)
 
     def plan(writer, client, task) -> None:  # before the first call: what the run will spend (stderr, summary.json)
+        if client is not None:
+            client.max_calls = max_calls
         planned[:] = [planned_cost(writer, task)]
         if planned[0] is not None and client is not None:
             print(f"plan: {writer.name} at {client.model}, {planned[0].line()}", file=sys.stderr)
@@ -171,6 +182,8 @@ def write_related_work(title: str, abstract: str, references: ReferenceList | Se
     extra = dict(extra_summary or {})
     if planned and planned[0] is not None:
         extra["planned"] = planned[0].as_dict()
+    if max_calls is not None and run.client is not None:
+        extra["budget"] = {"max_calls": max_calls, "calls_not_made": run.client.calls_refused}
     try:
         result = _save(example, run, references, folder.path, extra)
     except BaseException:
