@@ -52,6 +52,9 @@ def load_params(mode: str | os.PathLike = "quick", overrides: dict | None = None
         path = PARAMS_DIR / f"{mode}.yaml"
     elif not path.is_absolute() and not path.exists():
         path = PROJECT_ROOT / path  # notebooks run in notebooks/ but name params/full.yaml
+    if not path.exists():  # named as the user typed it, not as the project resolved it
+        known = ", ".join(sorted(p.stem for p in PARAMS_DIR.glob("*.yaml")))
+        raise ParamsError(f"params {str(mode)!r} not found: neither a mode (known modes: {known}) nor a YAML file")
     data = _deep_update(_load_raw(path), overrides or {})
     return _validated(data, shown_path(path), f"{path} with overrides" if overrides else str(path))
 

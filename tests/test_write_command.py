@@ -114,7 +114,7 @@ def test_text_with_a_slash_or_a_dot_is_still_text(tmp_path, capsys):
     (["--rounds", "2"], "crew writes nothing in fewer than 3 rounds"),
     (["--model", "gpt-4o"], "--model needs --base-url"),
     (["--api-key-env", "OPENAI_API_KEY"], "--api-key-env needs --base-url"),
-    (["--out", ""], "--out is empty"),
+    (["--out", ""], "(out, --out) is empty"),
     (["--system", "srw", "--context-tokens", "9000"], "--context-tokens is for --system long_context"),
     (["--system", "long_context", "--base-url", "http://127.0.0.1:9/v1", "--model", "big"],
      "give --context-tokens N"),

@@ -13,12 +13,13 @@ import pytest
 from fakes import Step
 
 from crewlib.cli import main
-from crewlib.config import PROJECT_ROOT, load_params
+from crewlib.config import PROJECT_ROOT, ParamsError, load_params
 from crewlib.data.records import Reference, RWGExample
 from crewlib.llm import Caller, EndpointError, LLMClient
 from crewlib.llm.settings import llm_config
 from crewlib.text import sentences
 from crewlib.write import OutputFolderError, WriteFailed, read_references, write_related_work
+from crewlib.write.command import ArgumentError, text_argument
 from crewlib.write.out_folder import ASIDE, LOCK, prepare_out
 from crewlib.write.render import latex_escape, to_latex, without_unknown_citations
 from crewlib.write.writer import check_rounds, on_user_side
@@ -298,3 +299,42 @@ def test_a_budget_of_calls_stops_the_run_at_it_and_keeps_what_was_answered(scrip
     result = write_related_work("T", "Agents write related work.", refs, params=params, system="long_context",
                                 out=tmp_path / "p", max_calls=1)
     assert result.summary["budget"] == {"max_calls": 1, "calls_not_made": 0}
+
+
+# ----------------------------------------------------------------------------- messages that misled
+def test_a_title_with_a_dot_is_a_title_and_a_mistyped_text_file_is_still_an_error():
+    assert text_argument("Node.js", "--title") == "Node.js"
+    assert text_argument("Vue.js and React", "--title") == "Vue.js and React"
+    with pytest.raises(ArgumentError, match="looks like a file"):
+        text_argument("abstrct.txt", "--abstract")
+
+
+@pytest.mark.parametrize("system", ["crew", "extractive"])
+def test_one_reference_is_refused_naming_the_real_cause(tmp_path, system):
+    refs = read_references(EXAMPLE / "crew_paper.bib")
+    with pytest.raises(ValueError, match="composes a paragraph from at least 2 works \\(env.compose_min_sources\\)"):
+        write_related_work("T", "Agents write.", refs.references[:1], params=load_params("quick"), system=system,
+                           out=tmp_path / "o")
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_params_typo_is_named_as_typed():
+    with pytest.raises(ParamsError, match="params 'quik' not found: neither a mode"):
+        load_params("quik")
+
+
+def test_the_long_abstract_warning_says_what_the_system_then_does(tmp_path, capsys):
+    (tmp_path / "long.txt").write_text(" ".join(["word"] * 50_000))
+    code = main(["write", "--title", "T", "--abstract", str(tmp_path / "long.txt"), "--bib",
+                 str(EXAMPLE / "crew_paper.bib"), "--system", "long_context", "--quiet", "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == 1 and "refuses the paper (raise its context_tokens)" in err
+    assert "leaves no room for any reference; raise baselines.long_context.context_tokens" in err
+
+
+def test_the_python_apis_errors_name_its_arguments_too(tmp_path):
+    refs = read_references(EXAMPLE / "crew_paper.bib")
+    with pytest.raises(OutputFolderError, match=r"\(out, --out\) is empty"):
+        write_related_work("T", "A.", refs, params=load_params("quick"), system="extractive", out="")
+    with pytest.raises(ValueError, match=r"rounds 500 \(--rounds\)"):
+        write_related_work("T", "A.", refs, params=load_params("quick"), system="crew", rounds=500, out=tmp_path)

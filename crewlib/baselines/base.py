@@ -85,6 +85,11 @@ class System:
         """The fewest rounds in which this system can write anything (1: it writes in its first)."""
         return 1
 
+    @classmethod
+    def min_references(cls, params: Params) -> int:
+        """The fewest references this system can write a section from (1)."""
+        return 1
+
     def caller(self, role: str, agent: int | None = None, *, round: int | None = None,
                parts: tuple[tuple[str, int], ...] = ()) -> Caller:
         """Who makes a call, with the round and the prompt's parts (:mod:`crewlib.prompts.parts`) when known."""

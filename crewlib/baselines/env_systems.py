@@ -62,6 +62,11 @@ class EnvSystem(System):
         rounds of reading, then one to compose."""
         return int(params.env.compose_min_sources) + 1
 
+    @classmethod
+    def min_references(cls, params) -> int:
+        """A paragraph is composed from ``env.compose_min_sources`` works at least: fewer, and nothing is written."""
+        return int(params.env.compose_min_sources)
+
     def rounds_for(self, task: Task) -> int:
         """The rounds to play on ``task``: the fixed number, or :func:`auto_rounds` for ``auto``."""
         if self.settings.rounds != "auto":

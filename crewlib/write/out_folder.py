@@ -59,24 +59,25 @@ def prepare_out(out: str | Path, *, force: bool = False) -> OutputFolder:
     file, not another run's; one that holds files is refused unless ``force``, which sets the previous run's files
     aside (:data:`OUTPUT_FILES`; nothing else is touched)."""
     if str(out).strip() == "":
-        raise OutputFolderError("--out is empty: name a folder for the section (default: related_work)")
+        raise OutputFolderError("the output folder (out, --out) is empty: name a folder for the section "
+                                "(default: related_work)")
     path = Path(out).expanduser()
     if path.exists() and not path.is_dir():
-        raise OutputFolderError(f"--out {path} is a file, not a folder")
+        raise OutputFolderError(f"the output folder {path} is a file, not a folder")
     created = not path.exists()
     try:
         path.mkdir(parents=True, exist_ok=True)
         _lock(path)
     except OSError as exc:
-        raise OutputFolderError(f"--out {path} is not writable: {exc.strerror or exc}") from None
+        raise OutputFolderError(f"the output folder {path} is not writable: {exc.strerror or exc}") from None
     folder = OutputFolder(path, created)
     try:
         _restore(path)  # a run killed after setting the previous section aside
         held = sorted(p.name for p in path.iterdir() if p.name not in (LOCK, ASIDE))
         if held and not force:
-            raise OutputFolderError(f"--out {path} already holds {len(held)} files ({', '.join(held[:4])}"
-                                    f"{' ...' if len(held) > 4 else ''}); give --force to replace a previous run's "
-                                    f"files, or another --out")
+            raise OutputFolderError(f"the output folder {path} already holds {len(held)} files ("
+                                    f"{', '.join(held[:4])}{' ...' if len(held) > 4 else ''}); replace a previous "
+                                    "run's files (--force, force=True), or choose another folder")
         ours = [name for name in held if name in OUTPUT_FILES]
         if ours:
             (path / ASIDE).mkdir(exist_ok=True)
@@ -97,14 +98,15 @@ def _lock(path: Path) -> None:
         except FileExistsError:
             holder = _holder(lock)
             if holder is not None and _alive(holder):
-                raise OutputFolderError(f"--out {path} is being written by another crew write (process {holder}); "
-                                        "wait for it to finish, or choose another --out") from None
+                raise OutputFolderError(f"the output folder {path} is being written by another crew write "
+                                        f"(process {holder}); wait for it to finish, or choose another "
+                                        "folder") from None
             lock.unlink(missing_ok=True)  # its process is gone
             continue
         with os.fdopen(fd, "w") as handle:
             handle.write(f"{os.getpid()}\n")
         return
-    raise OutputFolderError(f"--out {path}: its lock {LOCK} could not be taken")
+    raise OutputFolderError(f"the output folder {path}: its lock {LOCK} could not be taken")
 
 
 def _holder(lock: Path) -> int | None:

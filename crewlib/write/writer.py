@@ -117,14 +117,14 @@ def check_rounds(params: Params, system: str, rounds: int | str | None) -> int |
     if rounds is None:
         return None
     if not hasattr(block, "rounds"):
-        raise ValueError(f"--rounds: the system {system!r} plays no rounds")
+        raise ValueError(f"rounds (--rounds): the system {system!r} plays no rounds")
     most = getattr(block, "max_rounds", params.env.horizon)  # CREW's cap; any other system's: the horizon
     if rounds != "auto" and int(rounds) > most:
-        raise ValueError(f"--rounds {rounds}: at most {most} for {system} (baselines.{system}.max_rounds or "
+        raise ValueError(f"rounds {rounds} (--rounds): at most {most} for {system} (baselines.{system}.max_rounds or "
                          "env.horizon in the params); each round costs LLM calls")
     least = system_class(system).min_rounds(params)
     if rounds != "auto" and int(rounds) < least:
-        raise ValueError(f"--rounds {rounds}: {system} writes nothing in fewer than {least} rounds "
+        raise ValueError(f"rounds {rounds} (--rounds): {system} writes nothing in fewer than {least} rounds "
                          f"(it must read before it composes); give at least {least}, or auto")
     return rounds
 
@@ -146,6 +146,11 @@ def write_related_work(title: str, abstract: str, references: ReferenceList | Se
     """
     refs = references.references if isinstance(references, ReferenceList) else list(references)
     params = on_user_side(params)
+    least = system_class(system).min_references(params)
+    if len(refs) < least:
+        raise ValueError(f"{len(refs)} reference(s): {system} composes a paragraph from at least {least} works "
+                         f"(env.compose_min_sources); give at least {least} references, or a system that writes from "
+                         "one prompt (long_context)")
     rounds = check_rounds(params, system, rounds)
     example = own_example(title, abstract, refs, introduction)
     folder = out if isinstance(out, OutputFolder) else prepare_out(out, force=force)
