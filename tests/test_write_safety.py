@@ -338,3 +338,10 @@ def test_the_python_apis_errors_name_its_arguments_too(tmp_path):
         write_related_work("T", "A.", refs, params=load_params("quick"), system="extractive", out="")
     with pytest.raises(ValueError, match=r"rounds 500 \(--rounds\)"):
         write_related_work("T", "A.", refs, params=load_params("quick"), system="crew", rounds=500, out=tmp_path)
+
+
+@pytest.mark.parametrize("system", ["srw", "extractive", "orchestrator"])
+def test_rounds_auto_is_refused_clearly_where_a_system_has_no_auto(system):
+    with pytest.raises(ValueError, match=f"rounds auto \\(--rounds\\): {system} has no rounds that fit the pool"):
+        check_rounds(load_params("quick"), system, "auto")
+    assert check_rounds(load_params("quick"), "crew", "auto") == "auto"

@@ -69,6 +69,13 @@ def clean_field(value: object) -> str:
     return " ".join("".join(p if i % 2 else p.replace("{", "").replace("}", "") for i, p in enumerate(parts)).split())
 
 
+def surname(author: str) -> str:
+    """The name a citation shows: "Smith, J." and "John Smith" → "Smith"; a corporate author, stored as "Last, First"
+    with no first name ("World Health Organization,"), whole."""
+    name = author.split(",")[0] if "," in author else (author.split() or [""])[-1]
+    return name.strip()
+
+
 def reference_from_fields(key: str, title: str, abstract: object = "", authors: object = None,
                           year: object = None) -> tuple[Reference, bool]:
     """A reference from the simple fields (``crew write``'s files, the simple local layout) and whether it

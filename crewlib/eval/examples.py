@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from crewlib.citations import find_citation_keys, reference_keys
-from crewlib.data.records import RWGExample
+from crewlib.data.records import RWGExample, surname
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ class EvalExample:
     @classmethod
     def from_rwg(cls, example: RWGExample) -> EvalExample:
         """An OARelatedWork-style example; default keys R1..Rn in the example's reference order."""
-        refs = tuple(EvalReference(r.id, r.title, r.abstract, _surname(r.authors[0]) if r.authors else "", r.year)
+        refs = tuple(EvalReference(r.id, r.title, r.abstract, surname(r.authors[0]) if r.authors else "", r.year)
                      for r in example.references)
         keys = dict(zip(reference_keys(len(refs)), (r.ref_id for r in refs), strict=True))
         return cls(example.target_id, example.title, example.abstract, example.gold_related_work, refs,
@@ -79,7 +79,3 @@ class EvalExample:
         return cls(str(example_id), title, abstract, gold, refs, gold_ids, "numeric", keys)
 
 
-def _surname(author: str) -> str:
-    """"Smith, J." and "John Smith" → "Smith"."""
-    name = author.split(",")[0] if "," in author else (author.split() or [""])[-1]
-    return name.strip()

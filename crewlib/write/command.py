@@ -17,7 +17,9 @@ from crewlib import CrewError
 from crewlib.write.reference_files import ReferenceList, read_text_file
 
 _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_SUFFIX = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,4}$")
+_KEY_PREFIX = re.compile(r"^(?:(?:sk|gsk|hf|xai|pk|rk|ghp|gho|glpat|nvapi|csk|pplx|r8)[-_][A-Za-z0-9]{8}|AIza[\w-]{8})")
+# the suffixes of a text file a paper's title, abstract or introduction is saved in ("Node.js" is a title)
+_SUFFIX = re.compile(r"\.(?:txt|text|md|tex|rst)$", re.IGNORECASE)
 
 
 class ArgumentError(CrewError, ValueError):
@@ -33,7 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                             "followed), and its \\bibliography when --bib is not given")
     paper.add_argument("--title", default=None, help="the paper's title (text or a file)")
     paper.add_argument("--abstract", default=None, help="the paper's abstract (text or a file)")
-    paper.add_argument("--introduction", default=None, help="optionally, its introduction (text or a file)")
+    paper.add_argument("--introduction", default=None,
+                       help="optionally, its introduction (text or a file); with --tex it replaces the section "
+                            "named Introduction, and a paper without one needs it")
     refs = parser.add_mutually_exclusive_group()
     refs.add_argument("--bib", help="a BibTeX file; each entry's abstract field is used")
     refs.add_argument("--references", help="a CSV, JSON or JSONL file of key, title, abstract, authors, year")
@@ -53,6 +57,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the NAME of the variable holding the endpoint's key (never the key itself)")
     parser.add_argument("--context-tokens", type=_positive("--context-tokens"), default=None, metavar="N",
                         help="long_context at your endpoint: the model's context window in tokens")
+    parser.add_argument("--max-calls", type=_positive("--max-calls"), default=None, metavar="N",
+                        help="a budget of LLM calls: once spent, no call is made and the run ends with what was "
+                             "answered (answers are cached: a rerun pays for none of them again)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -75,8 +82,9 @@ def _rounds(value: str) -> int | str:
 
 def text_argument(value: str | None, name: str) -> str:
     """A ``--title``/``--abstract``/``--introduction`` value: the text of the file it names, or the text itself.
-    A value that looks like a path (no spaces and a folder separator or a file suffix, or starting with ``/``,
-    ``~`` or ``./``) must name an existing file: a mistyped path is an error, never the text."""
+    A value that looks like a path (no spaces and a folder separator or a text file's suffix — ``.txt``, ``.md``,
+    ``.tex`` —, or starting with ``/``, ``~`` or ``./``) must name an existing file: a mistyped path is an error,
+    never the text; any other value is text (``--title Node.js``)."""
     if not value:
         return ""
     single = "\n" not in value and len(value) < 1024
@@ -90,6 +98,13 @@ def text_argument(value: str | None, name: str) -> str:
     return value
 
 
+def looks_like_key(value: str) -> bool:
+    """A value shaped like an API key rather than a variable's name: a known key prefix (``sk-``, ``gsk_``, ``hf_``
+    ...), or long with lower-case letters and digits mixed (a variable is ``OPENAI_API_KEY``, ``MY_KEY_2``)."""
+    return bool(_KEY_PREFIX.match(value)) or (len(value) >= 24 and bool(re.search(r"\d", value))
+                                              and bool(re.search(r"[a-z]", value)))
+
+
 def check_llm_arguments(args: argparse.Namespace) -> dict:
     """The ``llm`` overrides of ``--base-url``/``--model``/``--api-key-env``, checked: a model or key variable
     needs an endpoint; a key variable must be a variable's name (never echoed: it may be the key itself)."""
@@ -100,7 +115,7 @@ def check_llm_arguments(args: argparse.Namespace) -> dict:
         if value is not None and not endpoint:
             raise ArgumentError(f"{name} needs --base-url (or CREW_LLM_BASE_URL): without an endpoint the embedded "
                                 "model runs and would ignore it")
-    if args.api_key_env and not _VARIABLE.match(args.api_key_env):
+    if args.api_key_env and (not _VARIABLE.match(args.api_key_env) or looks_like_key(args.api_key_env)):
         raise ArgumentError("--api-key-env takes the NAME of the environment variable that holds the key (letters, "
                             "digits and _), not the key itself; the value given is not shown")
     return {k: v for k, v in (("provider", "openai" if args.base_url else None), ("base_url", args.base_url),
@@ -108,25 +123,28 @@ def check_llm_arguments(args: argparse.Namespace) -> dict:
 
 
 def load_inputs(args: argparse.Namespace):
-    """The paper (title, abstract, introduction) and its references, from ``--tex`` and/or the text arguments."""
+    """The paper (title, abstract, introduction) and its references, from ``--tex`` and/or the text arguments.
+    ``--introduction`` replaces the source's Introduction section (a paper without one needs it); ``--bib`` or
+    ``--references`` replace every ``.bib`` file the source names, which are read together as one database."""
     from crewlib.write.latex_paper import read_latex_paper
-    from crewlib.write.reference_files import read_references
+    from crewlib.write.reference_files import read_bibtex_files, read_references
 
     title = text_argument(args.title, "--title")
     abstract = text_argument(args.abstract, "--abstract")
     introduction = text_argument(args.introduction, "--introduction")
-    bib = args.bib or args.references
+    given = args.bib or args.references
+    bibs: tuple[Path, ...] = ()
     if args.tex:
-        paper = read_latex_paper(args.tex, need_bib=not bib)
+        paper = read_latex_paper(args.tex, need_bib=not given, need_introduction=not introduction)
         title, abstract = title or paper.title, abstract or paper.abstract
         introduction = introduction or paper.introduction
-        bib = bib or str(paper.bib)
+        bibs = paper.bibs
     if not title or not abstract:
         raise ArgumentError("give the paper: --tex main.tex, or --title and --abstract")
-    if not bib:
+    if not given and not bibs:
         raise ArgumentError("give the references: --bib refs.bib or --references refs.csv (or --tex with a "
                             "\\bibliography)")
-    return title, abstract, introduction, read_references(bib)
+    return title, abstract, introduction, read_references(given) if given else read_bibtex_files(bibs)
 
 
 def run_from_args(args: argparse.Namespace) -> int:
@@ -148,6 +166,9 @@ def run_from_args(args: argparse.Namespace) -> int:
     print(result.summary_line)
     if result.generation.notes.get("truncated"):
         print("warning: the material did not fit the context and was cut (generation.json, notes)", file=sys.stderr)
+    if result.summary.get("cut_answers"):
+        print(f"warning: {result.summary['cut_answers']} answers stopped at the token limit (llm.max_tokens) and may "
+              "end early; raise it in a --params file (summary.json: cut_answers)", file=sys.stderr)
     print(f"written: {result.out}/" + ", ".join(result.written))
     return 0
 
@@ -185,7 +206,7 @@ def _run(args: argparse.Namespace, session: dict):
               file=sys.stderr)
     result = write_related_work(title, abstract, pool, params=params, system=args.system, rounds=args.rounds,
                                 introduction=introduction, out=folder, progress=not args.quiet,
-                                session=session, extra_summary=extra)
+                                session=session, extra_summary=extra, max_calls=args.max_calls)
     folder.finish()
     return result, references, pool
 
@@ -205,12 +226,14 @@ def _select(title: str, abstract: str, introduction: str, references, k: int, *,
 
 
 def _warn_long(abstract: str, introduction: str, *, abstract_words: int = 1000) -> None:
-    """A warning for an abstract far longer than an abstract (a whole paper pasted?): a system that cannot fit it
-    in its context cuts it (recorded in ``generation.json``); the introduction's first 300 words are read."""
+    """A warning for an abstract far longer than an abstract (a whole paper pasted?), in the words of what then
+    happens: a system that cannot fit it with the references cuts it (recorded in ``generation.json``) or, left no
+    room for any reference, refuses the paper (long context's error); the introduction's first 300 words are read."""
     words = len(abstract.split())
     if words > abstract_words:
         print(f"warning: the abstract holds {words:,} words (an abstract is usually under 300); a system whose "
-              "context cannot hold it cuts it", file=sys.stderr)
+              "context cannot hold it with the references cuts it (generation.json, notes) or, with no room left "
+              "for any reference, refuses the paper (raise its context_tokens)", file=sys.stderr)
     if len(introduction.split()) > 300:
         print(f"warning: the introduction holds {len(introduction.split()):,} words; the systems read its first 300",
               file=sys.stderr)

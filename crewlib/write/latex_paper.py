@@ -1,12 +1,15 @@
 """``crew write --tex main.tex``: the user's paper read from its LaTeX source.
 
 The title is ``\\title{...}``, the abstract the ``abstract`` environment, the introduction the
-section named Introduction (up to the next ``\\section``); ``\\input``/``\\include`` files are
-followed (relative to the main file's folder, ``.tex`` added when missing). The references file is
-the one ``\\addbibresource{...}`` or ``\\bibliography{...}`` names (the first that exists), unless
-the caller gives one. LaTeX becomes plain text by ``pylatexenc`` (already installed with
-``bibtexparser``): comments, ``\\cite``, ``\\ref`` and ``\\label`` removed, math kept as written.
-Anything that cannot be found is an error naming it.
+section named Introduction (up to the next ``\\section``); a paper whose introduction is not so
+named (``\\section{Motivation}``, or no sections) takes it from ``--introduction``
+(``need_introduction=False``). ``\\input{f}``, ``\\input f`` and ``\\include{f}`` files are followed
+(relative to the main file's folder, ``.tex`` added when missing); ``%`` comments and
+``\\begin{comment} ... \\end{comment}`` blocks are dropped first, so nothing inside them is read or
+followed. The references are every file ``\\bibliography{a,b}`` and ``\\addbibresource{...}`` name,
+in order (each must exist), unless the caller gives one. LaTeX becomes plain text by ``pylatexenc``
+(already installed with ``bibtexparser``): ``\\cite``, ``\\ref`` and ``\\label`` removed, math kept as
+written. Anything that cannot be found is an error naming it.
 """
 
 from __future__ import annotations
@@ -18,8 +21,12 @@ from pathlib import Path
 from crewlib.data.records import MATH_SPAN
 from crewlib.write.reference_files import ReferenceFileError, read_text_file
 
-_INPUT = re.compile(r"\\(?:input|include)\s*\{([^}]+)\}")
+# \input{f}, \include{f}, or TeX's own \input f (the name ends at a space; \inputencoding is not one)
+_INPUT = re.compile(r"\\(?:input|include)\s*\{([^}]+)\}|\\input\s+([^\s{}\\%]+)")
 _COMMENT = re.compile(r"(?<!\\)%.*")
+# the comment package's environment (to the end of the file when it is not closed, as the package does)
+_COMMENT_BLOCK = re.compile(r"\\begin\{comment\}.*?(?:\\end\{comment\}|\Z)", re.DOTALL)
+_BIBLIOGRAPHY = re.compile(r"\\(?:addbibresource|bibliography)\s*(?:\[[^\]]*\])?\{([^}]+)\}")
 _DROPPED = re.compile(r"~?\\(?:cite[a-zA-Z]*|citep|citet|ref|eqref|autoref|cref|Cref|label)\*?(?:\[[^\]]*\])*\{[^}]*\}")
 _REF_PHRASE = re.compile(r"(?:\b(?:Sections?|Sec\.|Figures?|Fig\.|Tables?|Appendix|Eq\.|Equation)\s*~?\s*)"
                          r"\\(?:ref|eqref|autoref|cref|Cref)\{[^}]*\}")
@@ -35,12 +42,18 @@ class LatexPaper:
     path: Path
     title: str
     abstract: str
-    introduction: str
-    bib: Path | None  # the references file the source names (None: it names none)
+    introduction: str  # "" when the paper has no section named Introduction and the caller gives one
+    bibs: tuple[Path, ...]  # the references files the source names, in order (empty: it names none)
+
+    @property
+    def bib(self) -> Path | None:
+        """The first references file the source names (None: it names none); ``bibs`` holds them all."""
+        return self.bibs[0] if self.bibs else None
 
 
-def read_latex_paper(path: str | Path, *, need_bib: bool = True) -> LatexPaper:
-    """Title, abstract, introduction and ``.bib`` of the paper whose main file is ``path`` (module docstring)."""
+def read_latex_paper(path: str | Path, *, need_bib: bool = True, need_introduction: bool = True) -> LatexPaper:
+    """Title, abstract, introduction and ``.bib`` files of the paper whose main file is ``path`` (module docstring).
+    ``need_bib``/``need_introduction`` False: the caller has its own, so a source without one is no error."""
     path = Path(path).expanduser()
     source = _expand_inputs(read_text_file(path, "LaTeX file"), path.parent, path, depth=0)
     missing = []
@@ -51,15 +64,19 @@ def read_latex_paper(path: str | Path, *, need_bib: bool = True) -> LatexPaper:
         missing.append("a \\title{...}")
     if not abstract:
         missing.append("an abstract (\\begin{abstract} ... \\end{abstract})")
-    if not introduction:
-        missing.append("a section named Introduction (\\section{Introduction})")
-    bib = _bibliography(source, path.parent)
-    if need_bib and bib is None:
+    if need_introduction and not introduction:
+        missing.append("a section named Introduction (\\section{Introduction}; or give --introduction, text or a "
+                       "file, when the paper's introduction has another name)")
+    bibs, absent = _bibliography(source, path.parent)
+    if need_bib and absent:
+        missing.append(", ".join(str(p) for p in absent) + " (named by \\bibliography or \\addbibresource; or give "
+                       "--bib)")
+    elif need_bib and not bibs:
         missing.append("a references file (\\bibliography{refs} or \\addbibresource{refs.bib} naming a file "
                        "that exists; or give --bib)")
     if missing:
         raise LatexPaperError(f"{path}: could not find " + "; ".join(missing))
-    return LatexPaper(path, latex_to_text(title), latex_to_text(abstract), latex_to_text(introduction), bib)
+    return LatexPaper(path, latex_to_text(title), latex_to_text(abstract), latex_to_text(introduction), bibs)
 
 
 def latex_to_text(latex: str) -> str:
@@ -73,12 +90,14 @@ def latex_to_text(latex: str) -> str:
 
 
 def _expand_inputs(text: str, folder: Path, origin: Path, depth: int) -> str:
+    """``text`` without its comments, each ``\\input``/``\\include`` replaced by its file's text (expanded too)."""
     if depth > 10:
         raise LatexPaperError(f"{origin}: \\input nested more than 10 deep (a file that inputs itself?)")
     text = "\n".join(_COMMENT.sub("", line) for line in text.splitlines())
+    text = _COMMENT_BLOCK.sub("", text)  # after the % comments: a "% \begin{comment}" begins nothing
 
     def include(match: re.Match) -> str:
-        name = match.group(1).strip()
+        name = (match.group(1) or match.group(2)).strip()
         child = folder / name
         if not child.suffix:
             child = child.with_suffix(".tex")
@@ -121,13 +140,18 @@ def _section(text: str, name: str) -> str:
     return (rest[:end.start()] if end else rest).strip()
 
 
-def _bibliography(text: str, folder: Path) -> Path | None:
-    names = [n.strip() for m in re.finditer(r"\\(?:addbibresource|bibliography)\s*(?:\[[^\]]*\])?\{([^}]+)\}", text)
-             for n in m.group(1).split(",") if n.strip()]
+def _bibliography(text: str, folder: Path) -> tuple[tuple[Path, ...], list[Path]]:
+    """The ``.bib`` files that ``\\bibliography{a,b}`` and every ``\\addbibresource`` name, in order: those that
+    exist (resolved, each once) and those that do not."""
+    names = [n.strip() for m in _BIBLIOGRAPHY.finditer(text) for n in m.group(1).split(",") if n.strip()]
+    found: list[Path] = []
+    absent: list[Path] = []
     for name in names:
         path = folder / name
         if path.suffix != ".bib":
             path = path.with_name(path.name + ".bib")
-        if path.is_file():
-            return path.resolve()
-    return None
+        if not path.is_file():
+            absent.append(path)
+        elif path.resolve() not in found:
+            found.append(path.resolve())
+    return tuple(found), absent

@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from crewlib.citations import find_citation_keys
-from crewlib.data.records import MATH_SPAN, RWGExample
+from crewlib.data.records import MATH_SPAN, RWGExample, surname
 from crewlib.text import sentences
 
 _MARKER = re.compile(r"\[(\s*R\d+\s*(?:[,;]\s*R\d+\s*)*)\]")
@@ -80,7 +80,7 @@ def _is_math(span: str) -> bool:
 
 def author_names(authors: Sequence[str]) -> str:
     """"Smith", "Smith and Lee", "Smith et al." from "Smith, Ann" or "Ann Smith" names."""
-    surnames = [a.split(",")[0].strip() if "," in a else a.split()[-1] for a in authors if a.strip()]
+    surnames = [surname(a) for a in authors if a.strip()]
     if len(surnames) > 2:
         return f"{surnames[0]} et al."
     return " and ".join(surnames)

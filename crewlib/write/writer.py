@@ -118,6 +118,9 @@ def check_rounds(params: Params, system: str, rounds: int | str | None) -> int |
         return None
     if not hasattr(block, "rounds"):
         raise ValueError(f"rounds (--rounds): the system {system!r} plays no rounds")
+    if rounds == "auto" and not hasattr(block, "max_rounds"):
+        raise ValueError(f"rounds auto (--rounds): {system} has no rounds that fit the pool (crew has); give a "
+                         f"number (its params: {block.rounds})")
     most = getattr(block, "max_rounds", params.env.horizon)  # CREW's cap; any other system's: the horizon
     if rounds != "auto" and int(rounds) > most:
         raise ValueError(f"rounds {rounds} (--rounds): at most {most} for {system} (baselines.{system}.max_rounds or "
