@@ -1,12 +1,12 @@
 """CREW against the Orchestrator under injected API failures, every call live (issue 47: the paper's 5% run).
 
-Usage: python benchmarks/failure_live.py [--params quick] [--targets 3] [--rate 0.05] [--systems crew,orchestrator]
-       [--seed 0]
+Usage: python benchmarks/failure_live.py [--params quick] [--targets 3] [--skip 0] [--rate 0.05]
+       [--systems crew,orchestrator] [--seed 0]
 
 Unlike ``benchmarks/reliability.py`` and notebook 08, which replay recorded answers instantly and sum the model's
-recorded seconds, here the model answers: each system writes the first ``--targets`` evaluation papers through the
-run's own LLM (the embedded model unless an endpoint is configured) with an empty answer cache, so every call is
-made, and the client's seeded fault injector fails ``--rate`` of them (timeouts, dropped connections, 429, 503)
+recorded seconds, here the model answers: each system writes ``--targets`` evaluation papers (after ``--skip``)
+through the run's own LLM (the embedded model unless an endpoint is configured) with an empty answer cache, so every
+call is made, and the client's seeded fault injector fails ``--rate`` of them (timeouts, dropped connections, 429, 503)
 before they reach the server; the client's real retries and backoff (slept) handle them. The systems run one after
 another, paper by paper in turn (CREW on paper 1, the Orchestrator on paper 1, CREW on paper 2, …), so a slow
 spell of the machine falls on both. Printed per system: wall seconds (what a user waits), completed sections,
@@ -64,19 +64,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--params", default="quick")
     parser.add_argument("--targets", type=int, default=3)
+    parser.add_argument("--skip", type=int, default=0, help="evaluation papers passed over first (a rerun of one)")
     parser.add_argument("--rate", type=float, default=0.05)
     parser.add_argument("--systems", default="crew,orchestrator")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     params = load_params(args.params)
     names = args.systems.split(",")
-    pairs = evaluation_pairs(params, args.targets)
+    pairs = evaluation_pairs(params, args.skip + args.targets)[args.skip:]
     totals: dict[str, dict] = defaultdict(lambda: defaultdict(float))
     with tempfile.TemporaryDirectory() as tmp:
         for i, pair in enumerate(pairs):
             for system in names:
                 cache = Path(tmp) / f"cache-{system}-{i}"  # empty: every call live
-                row = run_one(system, pair, params, cache, args.rate, args.seed + i, Path(tmp) / f"{system}-{i}")
+                seed = args.seed + args.skip + i  # a paper's faults are the same whether run alone or with the rest
+                row = run_one(system, pair, params, cache, args.rate, seed, Path(tmp) / f"{system}-{i}")
                 print(f"{pair[0].target_id} {system}: " + ", ".join(f"{k} {v:.1f}" if isinstance(v, float)
                                                                     else f"{k} {v}" for k, v in row.items()),
                       flush=True)

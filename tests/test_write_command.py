@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import socket
 import subprocess
 from pathlib import Path
@@ -26,7 +25,6 @@ from crewlib.write import (
     read_latex_paper,
     read_references,
     select_references,
-    write_related_work,
 )
 from crewlib.write.writer import WriteResult
 
@@ -257,20 +255,6 @@ def test_crew_write_tex_writes_a_section_citing_only_keys_of_its_bib(tmp_path, c
     assert summary["title"].startswith("CREW: Cooperative")
     # the section's relating measures, computed on the section written (an extractive list positions nothing)
     assert set(summary["relating"]) == set(MEASURES) and summary["relating"]["positioning"] == 0.0
-
-
-def test_the_written_latex_compiles_when_input_into_a_paper(tmp_path):
-    engine = shutil.which("pdflatex") or shutil.which("lualatex")
-    if engine is None:
-        pytest.skip("no TeX engine on this machine (pdflatex or lualatex): the compile check needs one")
-    refs = read_references(EXAMPLE / "crew_paper.bib")
-    write_related_work("T", "Agents write related work.", refs, params=load_params("quick"), system="extractive",
-                       out=tmp_path / "o")
-    (tmp_path / "paper.tex").write_text("\\documentclass{article}\\begin{document}\\input{o/related_work}"
-                                        "\\end{document}\n")
-    done = subprocess.run([engine, "-interaction=nonstopmode", "paper.tex"], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=120)
-    assert done.returncode == 0, done.stdout[-2000:]
 
 
 # ----------------------------------------------------------------------------- the whole library as the pool

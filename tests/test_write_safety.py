@@ -345,3 +345,24 @@ def test_rounds_auto_is_refused_clearly_where_a_system_has_no_auto(system):
     with pytest.raises(ValueError, match=f"rounds auto \\(--rounds\\): {system} has no rounds that fit the pool"):
         check_rounds(load_params("quick"), system, "auto")
     assert check_rounds(load_params("quick"), "crew", "auto") == "auto"
+
+
+def test_the_readmes_python_example_runs_as_written(tmp_path, monkeypatch, capsys):
+    """The README's "From Python" block, run in a folder of the user's (the example's paths made absolute)."""
+    readme = (PROJECT_ROOT / "README.md").read_text()
+    block = readme.split("**From Python**", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    exec(block.replace('"examples/', f'"{EXAMPLE}/'), {})  # noqa: S102  (the README's own code)
+    assert "extractive: 0 LLM calls" in capsys.readouterr().out
+    assert (tmp_path / "related_work_py" / "related_work.tex").exists()
+
+
+def test_bibtexparsers_own_log_lines_do_not_come_before_the_error(tmp_path, capsys):
+    bib = tmp_path / "broken.bib"
+    bib.write_text("@article{a1, title={One}, abstract={One thing.}\n@article{a2 title={Two}}\n")
+    code = main(["write", "--title", "T", "--abstract", "We study.", "--bib", str(bib), "--system", "extractive",
+                 "--quiet", "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == 1 and err.startswith("error: ") and "Parsing of" not in err, err
+    assert "unparsable entry at line 1" in err and "unparsable entry at line 2" in err

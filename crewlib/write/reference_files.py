@@ -23,8 +23,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+import logging
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -186,7 +188,8 @@ def _parse_bibtex(texts: Sequence[tuple[str, str]]) -> tuple[list[_RawEntry], li
     problems: list[str] = []
     first: dict[str, str] = {}  # key -> where its first entry is
     for name, text in texts:
-        library = bibtexparser.parse_string(text.lstrip("\ufeff"), parse_stack=[])  # values as written
+        with _quiet_bibtexparser():  # its own log lines would come before the error that names every entry
+            library = bibtexparser.parse_string(text.lstrip("\ufeff"), parse_stack=[])  # values as written
         for block in library.blocks:
             where = _place(name, block.start_line)
             if isinstance(block, DuplicateBlockKeyBlock) and block.ignore_error_block is not None:
@@ -203,6 +206,18 @@ def _parse_bibtex(texts: Sequence[tuple[str, str]]) -> tuple[list[_RawEntry], li
                 raw = " ".join((block.raw or "").split())[:60]
                 problems.append(f"unparsable entry at {where}: {raw!r} ({_first_line(getattr(block, 'error', ''))})")
     return entries, strings, problems
+
+
+@contextmanager
+def _quiet_bibtexparser():
+    """bibtexparser's logger silenced below errors while it parses: the problems it finds are named in our error."""
+    logger = logging.getLogger("bibtexparser")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def _place(name: str, line: int | None) -> str:
