@@ -126,15 +126,17 @@ def notebook_setup(params_file: str | os.PathLike, overrides: dict | None = None
     """A notebook's params and its figures folder (created).
 
     The LLM cache is ``llm_cache_dir`` or the params' ``notebooks.llm_cache_dir`` (quick: the answers that ship;
-    full: ``outputs/full/llm_cache``), the figures folder ``figures_dir`` or ``notebooks.figures_dir`` (quick:
-    ``figures/``; full: ``outputs/full/figures``), so a paper-scale run never writes into what ships.
+    full: ``outputs/full/llm_cache``), the figures folder ``figures_dir``, else ``$CREW_FIGURES_DIR`` (set by
+    ``pytest --nbval notebooks``, so that checking the notebooks rewrites no tracked file), else
+    ``notebooks.figures_dir`` (quick: ``figures/``; full: ``outputs/full/figures``), so a paper-scale run never
+    writes into what ships.
     ``embedded_model``: the embedded model, when given."""
     params = load_params(params_file, overrides)
     llm: dict[str, Any] = {"cache_dir": llm_cache_dir or params.notebooks.llm_cache_dir}
     if embedded_model:
         llm["embedded"] = {"model": embedded_model}
     params = with_overrides(params, {"llm": llm})
-    figures = resolve_path(figures_dir or params.notebooks.figures_dir)
+    figures = resolve_path(figures_dir or os.environ.get("CREW_FIGURES_DIR") or params.notebooks.figures_dir)
     figures.mkdir(parents=True, exist_ok=True)
     return params, figures
 

@@ -250,9 +250,9 @@ def test_run_sq2e_scores_every_system_counts_valid_questions_and_resumes(tmp_pat
     trace = run.example_trace("pubmed")
     assert trace["initial"] != trace["final"] and [s["question"] for s in trace["steps"]] == ["E2", "E9", "D1"]
     lengths = run.lengths()
-    assert lengths.loc[("arxiv", "paper (300 test documents)"), "article words"] == 5171.85
+    assert lengths.loc[("arxiv", "paper (its Table 1: dataset statistics)"), "article words"] == 5171.85
     assert lengths.loc[("pubmed", "ours"), "documents"] == 1
-    assert lengths.loc[("pubmed", "paper (300 test documents)"), "article sentences"] == 206.3
+    assert lengths.loc[("pubmed", "paper (its Table 1: dataset statistics)"), "article sentences"] == 206.3
     beside = run.beside_paper()  # Table 3 on the paper's 0-100 scale, its three models beside ours
     assert beside.loc[("arxiv", "SQ2E", "scripted (ours)"), "R-1"] == pytest.approx(
         100 * summary["arxiv", "sq2e", "rouge1"])

@@ -1,4 +1,4 @@
-"""Parameter-shared IPPO (paper Appendix D), written out in the CleanRL manner.
+"""Parameter-shared IPPO (the paper's §4.1, Appendix D: K = 4 epochs, horizon 15), written out in the CleanRL manner.
 
 One actor and one critic serve every agent (optionally with a one-hot agent id). Each agent's
 transitions ``(o, a, log π, r, V, done, mask)`` are kept as their own trajectory, GAE runs per
@@ -25,8 +25,8 @@ MASKED_LOGIT = -1e9
 
 
 class IPPOConfig(IPPOBlock):
-    """The ``ippo`` block (every hyperparameter, the paper's values from Appendix D in ``params/quick.yaml``) and
-    what training does with it."""
+    """The ``ippo`` block (every hyperparameter in ``params/quick.yaml``: the paper states K = 4, the others are
+    CleanRL's PPO defaults, ours) and what training does with it."""
 
     @classmethod
     def from_params(cls, params: Params) -> IPPOConfig:
