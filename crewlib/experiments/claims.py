@@ -13,7 +13,7 @@ Two marks, HTML comments a Markdown viewer does not show:
   ``<!--t:10_sq2e.csv:dataset,system-->`` keys the rows by two columns, the table's first two.
 
 A number matches when the figure's value, rounded to the digits the text shows, is the number the text shows
-(thousands separators and a trailing % ignored). ``python -m crewlib.experiments.claims [FILE ...]`` prints every
+(thousands separators ignored; "67%" is also 0.67). ``python -m crewlib.experiments.claims [FILE ...]`` prints every
 mismatch (default: README.md and docs/results.md) and exits 1 when there is one; ``tests/test_claims.py`` runs it.
 """
 
@@ -32,7 +32,7 @@ from crewlib.config import PROJECT_ROOT
 FIGURES = PROJECT_ROOT / "figures"
 DOCUMENTS = ("README.md", "docs/results.md")
 _NUMBER = re.compile(r"[-−]?\d[\d,]*(?:\.\d+)?")
-_CELL_MARK = re.compile(r"([-−]?\d[\d,]*(?:\.\d+)?)%?\**\s*<!--f:([^:>]+):([^>]+?)-->")
+_CELL_MARK = re.compile(r"([-−]?\d[\d,]*(?:\.\d+)?)(%?)\**\s*<!--f:([^:>]+):([^>]+?)-->")
 _TABLE_MARK = re.compile(r"^<!--t:([^>]+?)-->\s*$")
 
 
@@ -64,9 +64,9 @@ def check(documents: Sequence[str | Path] = DOCUMENTS, figures: Path = FIGURES) 
 def _cell_checks(lines: list[str], figures: Path):
     for number, line in enumerate(lines, 1):
         for match in _CELL_MARK.finditer(line):
-            shown, name, where = match.groups()
+            shown, percent, name, where = match.groups()
             value = _value(figures / name, where)
-            ok = _matches(shown, value)
+            ok = _matches(shown, value) or (bool(percent) and _matches(_hundredth(shown), value))
             yield ([] if ok else [(number, shown, f"{name}:{where}", str(value))]), 1
 
 
@@ -147,6 +147,13 @@ def _matches(shown: str, value) -> bool:
         return False
     own = len(written.group(0).split(".")[1])
     return own > digits and abs(number - float(text)) <= 0.5 * 10 ** -digits + 0.5 * 10 ** -own + 1e-12
+
+
+def _hundredth(shown: str) -> str:
+    """A percentage as the share it is ("67" → "0.67", "56.7" → "0.567")."""
+    text = shown.replace(",", "").replace("−", "-")
+    digits = len(text.split(".")[1]) if "." in text else 0
+    return f"{float(text) / 100:.{digits + 2}f}"
 
 
 def _as_number(value) -> float | None:
