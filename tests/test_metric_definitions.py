@@ -131,10 +131,12 @@ def test_rwgbench_judge_score_is_the_mean_of_its_four_own_dimensions(make_client
         evaluator = Evaluator(quick_with(eval={"workers": 1}), judges=[Judge("only", make_client(server))])
         values, _, _ = score("A [R1]. B [R2].", example(), ["rwgbench_judge"], evaluator)
         prompts = [r["messages"][1]["content"] for r in server.requests]
-    # (5 + 4 + 3 + 2) / 4 = 3.5, on the 1–5 scale, with no rescaling.
-    assert values["rwgbench_judge_score"] == 3.5 and values["rwgbench_judge_academic_style"] == 2
+    # (5 + 4 + 3 + 2) / 4 = 3.5 on the 1–5 scale, 0.625 on RWGBench's 0–1 (the paper's direct judge: 0.720)
+    assert values["rwgbench_judge_score"] == 0.625 and values["rwgbench_judge_academic_style"] == 2
     assert len(prompts) == 4 and "Grade the academic style" in prompts[3]
     assert not any("Papers the section may cite" in p for p in prompts)  # not CREW's judge prompt
-    assert rwgbench.judge_score(scores_given) == 3.5
+    assert rwgbench.judge_score(scores_given) == 0.625
+    assert rwgbench.judge_score(dict.fromkeys(RWGBENCH_DIMENSIONS, 1)) == 0.0
+    assert rwgbench.judge_score(dict.fromkeys(RWGBENCH_DIMENSIONS, 5)) == 1.0
     with pytest.raises(ValueError, match="every dimension"):
         rwgbench.judge_score({"coherence": 5})

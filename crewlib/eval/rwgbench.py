@@ -95,11 +95,13 @@ def topical_relevance(cited_vectors: np.ndarray, target_vector: np.ndarray) -> f
 
 
 def judge_score(dimension_scores: Mapping[str, float]) -> float:
-    """RWGBench judge score: the mean of the four dimension scores (1–5); all four are required."""
+    """RWGBench judge score on its 0–1 scale: the mean of the four dimension scores (1–5) mapped linearly onto
+    [0, 1], (mean − 1) / 4 (the mapping is ours: our reference gives the paper's scale, not its formula); all four
+    are required."""
     missing = [d for d in RWGBENCH_DIMENSIONS if d not in dimension_scores]
     if missing:
         raise ValueError(f"the RWGBench judge score needs every dimension; missing {missing}")
-    return float(np.mean([dimension_scores[d] for d in RWGBENCH_DIMENSIONS]))
+    return (float(np.mean([dimension_scores[d] for d in RWGBENCH_DIMENSIONS])) - 1.0) / 4.0
 
 
 def citation_density(n_cited: int, text: str) -> float:
