@@ -268,12 +268,14 @@ class SRWBlock(Block):
 
 class LongContextBlock(Block):
     context_tokens: int | None = Field(ge=256)
+    llm: dict | None  # null: the run's LLM; else an llm override, this system's own model (the paper: GPT-4o)
 
 
 class RAGBlock(Block):
     chunk_words: int = PositiveInt
     top_k: int = PositiveInt
     max_chunks_per_reference: int = PositiveInt
+    llm: dict | None  # as long context's
 
 
 class PrimeraBlock(Block):

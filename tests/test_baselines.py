@@ -202,6 +202,23 @@ def test_long_context_records_its_truncation(make_client):
     assert task.references[0].title in prompt and task.references[-1].title not in prompt
 
 
+@pytest.mark.parametrize("name", ["long_context", "rag"])
+def test_a_baseline_with_a_model_of_its_own_calls_that_model_in_the_runs_ledger(make_client, name):
+    """Full mode runs long context and RAG on GPT-4o, as the paper, beside CREW on its own writer: the system's
+    ``llm`` override is its client; its calls stay in the run's ledger."""
+    with ScriptedOpenAIServer(default=Step(content="Run's [R1].")) as run_server, \
+            ScriptedOpenAIServer(default=Step(content="Its own [R1].")) as own_server:
+        own = {"provider": "openai", "base_url": own_server.base_url, "model": "gpt-4o-stand-in", "api_key_env": "",
+               "cache_mode": "off"}
+        params = load_params("quick", {**MECHANICS, "baselines": {name: {"llm": own, **(
+            {"context_tokens": 100000} if name == "long_context" else {})}}})
+        client = make_client(run_server)
+        generation = make_system(name, params, client).generate(_example())
+    assert len(own_server.requests) == 1 and not run_server.requests
+    assert own_server.requests[0]["model"] == "gpt-4o-stand-in" and "Its own" in generation.text
+    assert [r.model for r in client.ledger.records] == ["gpt-4o-stand-in"]
+
+
 def test_rag_retrieves_the_top_k_chunks(make_client):
     from crewlib.relevance import embed
 

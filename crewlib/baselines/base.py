@@ -18,7 +18,7 @@ from typing import ClassVar
 from crewlib import CrewError, prompts
 from crewlib.citations import CitationCheck, check_citations
 from crewlib.data.records import RWGExample
-from crewlib.llm import Caller, CallRecord, Ledger, LLMClient
+from crewlib.llm import Caller, CallRecord, Ledger, LLMClient, connect_override
 from crewlib.prompts.parts import parts_text
 from crewlib.schema import Params
 from crewlib.sections import OutputChecks, finish_section
@@ -77,8 +77,11 @@ class System:
         self.params = params
         if self.uses_llm and client is None:
             raise ValueError(f"{self.name} needs an LLM client (crewlib.llm.connect(params))")
-        self.client = prompts.for_task(client, params.llm.task_wording)  # the prompts' task (Multi-News: reworded)
         self.settings = getattr(self.params.baselines, self.name)
+        own = getattr(self.settings, "llm", None)  # a model of this system's own (full: long context on GPT-4o)
+        if own and client is not None:
+            client = connect_override(params, own, ledger=client.ledger)  # its calls in the run's ledger
+        self.client = prompts.for_task(client, params.llm.task_wording)  # the prompts' task (Multi-News: reworded)
 
     @classmethod
     def min_rounds(cls, params: Params) -> int:
