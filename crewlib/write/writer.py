@@ -149,11 +149,7 @@ def write_related_work(title: str, abstract: str, references: ReferenceList | Se
     """
     refs = references.references if isinstance(references, ReferenceList) else list(references)
     params = on_user_side(params)
-    least = system_class(system).min_references(params)
-    if len(refs) < least:
-        raise ValueError(f"{len(refs)} reference(s): {system} composes a paragraph from at least {least} works "
-                         f"(env.compose_min_sources); give at least {least} references, or a system that writes from "
-                         "one prompt (long_context)")
+    _check_pool(params, system, refs)
     rounds = check_rounds(params, system, rounds)
     example = own_example(title, abstract, refs, introduction)
     folder = out if isinstance(out, OutputFolder) else prepare_out(out, force=force)
@@ -179,6 +175,12 @@ def write_related_work(title: str, abstract: str, references: ReferenceList | Se
                          lambda p: build_tasks(p, [example], min_connections=0).tasks[example.target_id],
                          rounds=rounds, hooks=(plan, progress_bar, stop_when_every_call_fails), session=session)
         _check_outcome(system, run.generation)
+        extra = dict(extra_summary or {})
+        if planned and planned[0] is not None:
+            extra["planned"] = planned[0].as_dict()
+        if max_calls is not None and run.client is not None:
+            extra["budget"] = {"max_calls": max_calls, "calls_not_made": run.client.calls_refused}
+        result = _save(example, run, references, folder.path, extra)
     except BaseException:
         if folder is not out:
             folder.abandon()
@@ -187,20 +189,18 @@ def write_related_work(title: str, abstract: str, references: ReferenceList | Se
         for bar in bars:
             if bar is not None:
                 bar.close()
-    extra = dict(extra_summary or {})
-    if planned and planned[0] is not None:
-        extra["planned"] = planned[0].as_dict()
-    if max_calls is not None and run.client is not None:
-        extra["budget"] = {"max_calls": max_calls, "calls_not_made": run.client.calls_refused}
-    try:
-        result = _save(example, run, references, folder.path, extra)
-    except BaseException:
-        if folder is not out:
-            folder.abandon()
-        raise
     if folder is not out:
         folder.finish()
     return result
+
+
+def _check_pool(params: Params, system: str, refs: Sequence[Reference]) -> None:
+    """Refuse, before any work, a pool too small for ``system`` to write a paragraph from, naming why."""
+    least = system_class(system).min_references(params)
+    if len(refs) < least:
+        raise ValueError(f"{len(refs)} reference(s): {system} composes a paragraph from at least {least} works "
+                         f"(env.compose_min_sources); give at least {least} references, or a system that writes from "
+                         "one prompt (long_context)")
 
 
 def _check_outcome(system: str, generation) -> None:
