@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from crewlib.config import PROJECT_ROOT
 from crewlib.experiments.claims import check, main
 
@@ -33,3 +35,10 @@ def test_a_value_the_figure_file_rounded_allows_either_rounding_of_it(tmp_path):
     for shown, ok in (("0.39", True), ("0.40", True), ("0.38", False), ("0.395", True), ("0.396", False)):
         (tmp_path / "doc.md").write_text(f"HERA {shown}<!--f:t.csv:hera:score--> ROUGE-1.\n")
         assert (not check([tmp_path / "doc.md"], figures=tmp_path)[0]) is ok, shown
+
+
+def test_figures_readme_names_exactly_the_files_the_notebooks_write():
+    figures = PROJECT_ROOT / "figures"
+    named = set(re.findall(r"`(\d\d_[^`]+)`", (figures / "README.md").read_text()))
+    present = {p.name for p in figures.iterdir() if p.name != "README.md"}
+    assert named == present, {"named, not there": sorted(named - present), "there, not named": sorted(present - named)}
