@@ -202,3 +202,20 @@ def repair_form(sentence: str, titles: Iterable[str]) -> tuple[str | None, str |
     if (stripped := strip_title_opening(text, titles)) is not None:
         text, fault = stripped, fault or "title_opening"
     return (None, "verbless") if lacks_main_verb(text) else (text, fault)
+
+
+RUN_ON_WORDS = 70  # more words than this: fragments run together, not one sentence (a human one rarely has 60)
+# words of a phrase that a sentence says twice (five would catch a parallel contrast: "they identify outlier dimensions
+# by examining abnormal outputs, while we find outlier dimensions by examining abnormal updates")
+RUN_ON_REPEAT = 6
+
+
+def run_on(sentence: str) -> bool:
+    """Note fragments run together instead of a sentence: a phrase of :data:`RUN_ON_REPEAT` words said twice, or
+    more than :data:`RUN_ON_WORDS` words. The 0.5B wrote, as BERT's sentence: "BERT pretraining a Transformer encoder
+    that conditions on both left and right context in every layer to make this possible To make this possible, the
+    model is trained to recover randomly masked tokens … BERT pretraining a Transformer encoder …"."""
+    words = re.findall(r"[a-z0-9]+", _KEY_GROUP.sub(" ", sentence).lower())
+    grams = [tuple(words[i:i + RUN_ON_REPEAT]) for i in range(len(words) - RUN_ON_REPEAT + 1)]
+    return len(words) > RUN_ON_WORDS or len(grams) != len(set(grams))
+

@@ -17,6 +17,7 @@ from crewlib.sentence_form import (
     broken_at_citation,
     lacks_main_verb,
     repair_form,
+    run_on,
     strip_copied_author_year,
     strip_title_opening,
 )
@@ -262,3 +263,19 @@ def test_benchmark_script_counts_flags(tmp_path):
     assert "1 sections (1 with pool titles), 4 sentences" in out
     assert "broken_citation     1 flagged" in out and "verbless            1 flagged" in out
     assert "author_year         0 flagged" in out and "repair_form         2 flagged" in out
+
+
+def test_fragments_run_together_are_no_sentence_but_a_parallel_contrast_is():
+    """The 0.5B's sentence on BERT in notebook 03 (the notes run together, one of them twice); a 1.5B sentence on the
+    quality benchmark that says its clause twice; a human contrast of the recent papers that repeats five words."""
+    bert = ("BERT pretraining a Transformer encoder that conditions on both left and right context in every layer to "
+            "make this possible To make this possible, the model is trained to recover randomly masked tokens After "
+            "pretraining on books and Wikipedia, one extra output layer suffices BERT pretraining a Transformer "
+            "encoder that conditions on both left and right context in every layer [R2].")
+    twice = ("The rogue dimensions in transformer language models, which are often just 1-3 and dominate similarity "
+             "measures, are often just 1-3 and dominate similarity measures [R8].")
+    contrast = ("They identify outlier dimensions by examining abnormal outputs, while we find outlier dimensions by "
+                "examining abnormal updates to weights.")
+    assert run_on(bert) and run_on(twice) and not run_on(contrast)
+    assert not run_on("BERT pretrains a Transformer encoder that conditions on both left and right context [R2].")
+    assert run_on(" ".join(["word"] * 71 + ["[R1]."]))

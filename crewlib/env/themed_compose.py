@@ -43,7 +43,7 @@ from crewlib.positioning import (
     supported_relation,
 )
 from crewlib.sections import THEME_OPENING, as_work, describes_paper, is_meta, repeats_sentence
-from crewlib.sentence_form import lacks_main_verb
+from crewlib.sentence_form import lacks_main_verb, run_on
 from crewlib.text import (
     STOPWORDS,
     containment,
@@ -292,7 +292,7 @@ def _comparison(out, body: list[tuple[str, str]], allowed: frozenset[str], title
         return body
     text = sentence_case(_bracketed(out.comparison, allowed))
     named = [k for k in dict.fromkeys([*find_citation_keys(text), *out.comparison_keys]) if k in allowed]
-    if (len(named) >= 2 and not is_meta(text) and not refers_to_paper(text, title)
+    if (len(named) >= 2 and not is_meta(text) and not refers_to_paper(text, title) and not run_on(text)
             and grounded_comparison(text, named, works_text, threshold, paper_text)
             and (keep is None or _kept_whole(_cited(text, named), keep, [s for _, s in body]))):
         return [*body, ("*", _cited(text, named))]
@@ -319,8 +319,9 @@ def assemble(out, allowed: frozenset[str], title: str, paper_text: str, works_te
              titles: Mapping[str, str] | None = None, keep: Keep | None = None) -> Parts:
     """The paragraph of a themed answer ``out`` in its parts (module docstring); ``works_text``: key → the notes
     and abstract of each work; ``titles``: key → its title; ``keep``: the output checks on one sentence
-    (:func:`crewlib.sections.sentence_gate`) — a sentence on a work they would remove, or one that opens on a
-    back-reference ("Their results reveal ...") as its work's first, is left out (``work_sentences_removed``), and
+    (:func:`crewlib.sections.sentence_gate`) — a sentence on a work they would remove, one that opens on a
+    back-reference ("Their results reveal ...") as its work's first, or fragments run together
+    (:func:`crewlib.sentence_form.run_on`), is left out (``work_sentences_removed``), and
     a work left with none gets the first sentence of its notes that they keep (``work_sentences_from_notes``; none:
     ``works_left_out``). What was dropped or replaced is added to ``counts``.
     Raises ValueError (the client re-asks once) when no sentence on a work is left."""
@@ -336,7 +337,7 @@ def assemble(out, allowed: frozenset[str], title: str, paper_text: str, works_te
                 counts["dropped"] += 1
                 continue
             sent = _cited(as_work(sent) if refers_to_paper(sent, title) else sent, [key])
-            if keep is not None and (sent := _kept_on(sent, key, keep, first=not own)) is None:
+            if run_on(sent) or (keep is not None and (sent := _kept_on(sent, key, keep, first=not own)) is None):
                 counts["work_sentences_removed"] += 1
                 continue
             own.append(sent)
