@@ -171,7 +171,13 @@ def strip_title_opening(sentence: str, titles: Iterable[str]) -> str | None:
     models learn ... [R3]." → "Non-parametric models learn ... [R3]."; a revision's "On Decoding Strategies for
     Neural Text Generators; [R6] Loss truncation outperforms ..." on a recent paper), citations kept; None if it
     opens with no title: an opening whose content stems overlap a title's (or its part before a colon) by 0.8
-    (Jaccard)."""
+    (Jaccard); or the whole title run into the sentence with no stop ("Improving Language Understanding by Generative
+    Pre-Training the work, the first GPT, trains ..." of the 0.5B in notebook 03)."""
+    for title in (t.strip() for t in titles):
+        if len(title.split()) >= 3 and sentence.lower().startswith(title.lower()) and \
+                re.match(r"\s+[a-z]", sentence[len(title):]):
+            rest = sentence[len(title):].strip()
+            return rest[0].upper() + rest[1:]
     parts = [stems(part) for title in titles for part in (title, re.split(r"\s*[:\u2013\u2014]\s+|\s+-\s+", title)[0])]
     parts = [words for words in parts if len(words) >= 2]
     for colon in (m.start() for m in re.finditer(r"[:;](?=\s)", sentence)):  # or ";" (a revision: "Title; [R6] X")

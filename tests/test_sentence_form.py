@@ -228,6 +228,8 @@ def test_author_year_repairs():
      "Context-aware models improve on deixis and ellipsis [R7]."),
     ("Evaluating Discourse Phenomena in Neural Machine Translation; [R6] Contrastive test sets probe coreference.",
      "[R6] Contrastive test sets probe coreference."),  # a revision joined a title to the next work with ";"
+    ("Efficient Nearest Neighbor Language Models the work prunes the datastore to speed up retrieval [R3].",
+     "The work prunes the datastore to speed up retrieval [R3]."),  # the 0.5B's, no stop after the title
 ])
 def test_strip_title_opening(sentence, expected):
     assert strip_title_opening(sentence, TITLES) == expected

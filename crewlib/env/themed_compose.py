@@ -67,7 +67,8 @@ _ONE_WORK = re.compile(r"^(?:the|this|these|its|their)\s+(?:authors?|work|paper|
                        re.IGNORECASE)
 # a sentence opening on a back-reference ("Their results reveal ...", "This error rate can be ..."): no first sentence
 _BACK_OPENING = re.compile(r"^(?:it|its|they|them|their|these|those|such|that|here|the\s+(?:latter|former))\b"
-                           r"|^this\s+(?!(?:paper|work|study|method|model|approach|framework|system)\b)\w",
+                           r"|^this\s+(?!(?:paper|work|study|method|model|approach|framework|system)\b)\w"
+                           r"|^to\s+(?:\w+\s+)?(?:this|these|that|it)\b",  # "To make this possible, ...", "To this end"
                            re.IGNORECASE)
 _PROMPT_THEME = re.compile(r"\btheme\b|\bthe\s+works\s+share\b|\b\d+\s+to\s+\d+\s+words\b", re.IGNORECASE)
 # A topic that is no opening sentence: a question's or a heading's words ("how to apply ...").
@@ -218,9 +219,10 @@ def _kept_whole(sentence: str, keep: Keep, also: Sequence[str]) -> bool:
 
 def note_sentence(key: str, text: str, keep: Keep) -> str | None:
     """The first sentence of a work's notes, then its abstract (``text``), that the output checks keep as a sentence
-    on it: a statement of :data:`NOTE_WORDS` words or more in the third person, cited; None where there is none."""
+    on it: a statement of :data:`NOTE_WORDS` words or more in the third person, cited, not fragments run together
+    (the 0.5B's notes on BERT in notebook 03); None where there is none."""
     for sent in sentences(" ".join(strip_markers(text).split())):
-        if (len(sent.split()) >= NOTE_WORDS and sent.endswith(".") and not is_meta(sent)
+        if (len(sent.split()) >= NOTE_WORDS and sent.endswith(".") and not is_meta(sent) and not run_on(sent)
                 and (kept := _kept_on(_cited(as_work(sent), [key]), key, keep, first=True)) is not None):
             return kept
     return None
