@@ -172,10 +172,11 @@ def strip_title_opening(sentence: str, titles: Iterable[str]) -> str | None:
     Neural Text Generators; [R6] Loss truncation outperforms ..." on a recent paper), citations kept; None if it
     opens with no title: an opening whose content stems overlap a title's (or its part before a colon) by 0.8
     (Jaccard); or the whole title run into the sentence with no stop ("Improving Language Understanding by Generative
-    Pre-Training the work, the first GPT, trains ..." of the 0.5B in notebook 03)."""
-    for title in (t.strip() for t in titles):
-        if len(title.split()) >= 3 and sentence.lower().startswith(title.lower()) and \
-                re.match(r"\s+[a-z]", sentence[len(title):]):
+    Pre-Training the work, the first GPT, trains ..." of the 0.5B in notebook 03: a title of four words or more, then
+    a new subject — "the", "this", "it", "we" ...; "Proximal policy optimization clips ..." opens on its name)."""
+    for title in (t.strip() for t in titles):  # a short title is a name a sentence may open on: "PPO clips ..."
+        if len(title.split()) >= 4 and sentence.lower().startswith(title.lower()) and \
+                re.match(r"\s+(?:the|a|an|this|these|it|its|their|we|our)\b", sentence[len(title):]):
             rest = sentence[len(title):].strip()
             return rest[0].upper() + rest[1:]
     parts = [stems(part) for title in titles for part in (title, re.split(r"\s*[:\u2013\u2014]\s+|\s+-\s+", title)[0])]
