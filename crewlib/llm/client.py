@@ -245,6 +245,7 @@ class LLMClient:
         self.max_calls: int | None = None  # a budget of live calls (crew write --max-calls); None: unbounded
         self.calls_refused = 0  # calls not made because the budget was spent
         self._calls_made = 0
+        self._budget_lock = threading.Lock()
         self._json_mode_supported = config.json_mode
         self._schema_supported = config.structured_output == "json_schema"  # until the endpoint refuses it
 
@@ -448,7 +449,7 @@ class LLMClient:
     def _spend_budget(self) -> BudgetExhaustedError | None:
         """One live call taken from the budget (``max_calls``), or the error that it is spent (the call not made;
         the answers so far are cached, so a rerun with a larger budget pays for none of them again)."""
-        with self._rng_lock:
+        with self._budget_lock:
             if self.max_calls is not None and self._calls_made >= self.max_calls:
                 self.calls_refused += 1
                 return BudgetExhaustedError(f"the budget of {self.max_calls} LLM calls is spent; the call was not "
