@@ -213,6 +213,7 @@ class EvalBlock(Block):
     judge_max_tokens: int = PositiveInt
     copy_words: int = PositiveInt
     paragraph_sentences: int = PositiveInt
+    citation_content_words: int = PositiveInt
     workers: int = PositiveInt
 
 

@@ -37,13 +37,15 @@ import pydantic
 from crewlib import prompts
 from crewlib.eval.examples import EvalExample
 from crewlib.eval.llm_metrics import Judge, ask, parallel
+from crewlib.eval.suite import Evaluator
 from crewlib.llm import Caller
 from crewlib.schema import InstrumentBlock, Params
 
 # Each measure and its direction: +1 when more is better, −1 when less is.
 MEASURES = {"citation_recall": 1, "support": 1, "claim_support": 1, "number_support": 1, "coherence": 1,
             "paragraphing": 1, "repeated_sentences_rate": -1, "first_person_rate": -1, "uncited_claims_rate": -1,
-            "copied_sentences_rate": -1, "truncated": -1}
+            "copied_sentences_rate": -1, "truncated": -1, "positioning": 1, "positioning_any": 1, "synthesis": 1,
+            "theme_coherence": 1, "citation_content": 1}
 COMPOSITE = "composite"
 OFFLINE_COMPOSITE = "composite without the LLM"  # the same sum without claim_support and the pairwise preference
 LLM_MEASURES = frozenset({"claim_support"})
@@ -60,7 +62,7 @@ def instrument_settings(params: Params) -> InstrumentBlock:
 
 def measured_groups(settings: InstrumentBlock) -> tuple[str, ...]:
     """The evaluation suite's groups the measures come from."""
-    return ("citation", "grounding", *(("claim_support",) if settings.entailment else ()))
+    return ("citation", "grounding", "relating", *(("claim_support",) if settings.entailment else ()))
 
 
 class PairwiseAnswer(pydantic.BaseModel):
@@ -225,3 +227,47 @@ def cross_fitted(found: pd.DataFrame, names: Sequence[str], *, l2: float = 1.0) 
             rows.append({"example": example, "first": first, "second": second, "instrument": CALIBRATED,
                          "verdict": float(np.sign(d)), "delta": float(d)})
     return pd.DataFrame(rows, columns=["example", "first", "second", "instrument", "verdict", "delta"])
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """Which of two sections of one paper the instrument ranks first: ``verdict`` +1 the first, −1 the second, 0 a
+    tie; ``delta`` the composite's difference first − second; ``measures`` each measure's directed difference
+    (positive: the first is better on it; NaN where a side lacks it); ``preference`` the pairwise judge's, or None."""
+
+    verdict: int
+    delta: float
+    measures: dict[str, float]
+    preference: float | None
+
+
+def rank_sections(params: Params, example: EvalExample, first: str, second: str, *,
+                  first_keys: Mapping[str, str] | None = None, second_keys: Mapping[str, str] | None = None,
+                  judge: Judge | None = None) -> Ranking:
+    """Rank two related-work sections of ``example``'s paper on the instrument (docs/method.md, "The instrument"):
+    the measures of :func:`measured_groups` (the LLM's entailment only with ``instrument.entailment``), the
+    composite with ``instrument.weights``, and — with ``judge`` — the pairwise preference asked in both orders.
+    Without a judge it is the composite without the LLM's parts. ``first_keys`` / ``second_keys``: each section's
+    key → reference id (default: the example's keys). The same :func:`verdicts` every notebook's paired comparison
+    and the discrimination test read."""
+    settings = instrument_settings(params)
+    groups = measured_groups(settings) if judge is not None else tuple(g for g in measured_groups(settings)
+                                                                         if g not in LLM_MEASURES)
+    rows = [{"system": "first", "example": example.example_id, "text": first,
+             "key_to_id": dict(first_keys or example.default_keys)},
+            {"system": "second", "example": example.example_id, "text": second,
+             "key_to_id": dict(second_keys or example.default_keys)}]
+    scores = Evaluator(params, judges=[judge] if judge is not None else []).score(rows, [example], metrics=groups,
+                                                                                   progress=False)
+    prefs = None
+    if judge is not None:
+        texts = [rekey(r["text"], r["key_to_id"], example) for r in rows]
+        prefs = pairwise_table(judge, [(example, "first", texts[0], "second", texts[1])],
+                               settings.pairwise_dimensions, max_tokens=settings.max_tokens,
+                               retries=int(params.eval.judge_retries))
+    found = verdicts(scores, prefs, [(example.example_id, "first", "second")], settings).set_index("instrument")
+    name = COMPOSITE if judge is not None else OFFLINE_COMPOSITE
+    preference = None if prefs is None else prefs[prefs.dimension == "overall"].preference.dropna()
+    return Ranking(int(found.loc[name, "verdict"]), float(found.loc[name, "delta"]),
+                   {m: float(found.loc[m, "delta"]) for m in MEASURES if m in found.index},
+                   None if preference is None or preference.empty else float(preference.iloc[0]))

@@ -34,7 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from crewlib.citations import citation_spans
-from crewlib.positioning import claim_stems, is_positioning, refers_to_paper
+from crewlib.positioning import claim_stems, copies_cited_voice, is_positioning, refers_to_paper
 from crewlib.sections import is_meta, paragraphs
 from crewlib.tasks import Task
 from crewlib.text import content_words, sentences, strip_markers, support
@@ -160,11 +160,16 @@ def positioning(text: str, title: str, paper_text: str, works_text: Mapping[str,
     return _share(hits)
 
 
-def positioning_any(text: str, title: str = "") -> float | None:
+def positioning_any(text: str, title: str = "", works_text: Mapping[str, str] | None = None) -> float | None:
     """The rough count: share of paragraphs with a sentence that speaks of the paper itself
     (:func:`crewlib.positioning.refers_to_paper`: "this paper", "our", "we", the paper's short name), roadmap
-    sentences left out; no support is asked and a cited author's copied "we" counts. None without a paragraph."""
-    return _share([any(not s.roadmap and refers_to_paper(s.bare, title) for s in para.sentences)
+    sentences left out; no support is asked. With ``works_text``, a sentence in the voice of a work its paragraph
+    cites (:func:`crewlib.positioning.copies_cited_voice`) does not count; without it, a copied "we" counts. None
+    without a paragraph."""
+    texts = _texts(works_text)
+    return _share([any(not s.roadmap and refers_to_paper(s.bare, title)
+                       and not copies_cited_voice(s.bare, [texts[w] for w in para.works if w in texts])
+                       for s in para.sentences)
                    for para in section_paragraphs(text)])
 
 
@@ -236,7 +241,7 @@ def relating_scores(text: str, title: str, paper_text: str, works_text: Mapping[
     """All the relating measures of a section, under :data:`MEASURES`' names."""
     return {
         "positioning": positioning(text, title, paper_text, works_text, threshold),
-        "positioning_any": positioning_any(text, title),
+        "positioning_any": positioning_any(text, title, works_text),
         "synthesis": synthesis(text, works_text, threshold),
         "theme_coherence": theme_coherence(text, works_text),
         "content_per_citation": content_per_citation(text),

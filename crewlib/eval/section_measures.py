@@ -3,9 +3,13 @@ and local coherence (crewlib.eval.suite's ``grounding`` group; docs/method.md, "
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 
-from crewlib.sections import _known_keys, overlap, paragraphs
+from crewlib.citations import citation_spans
+from crewlib.eval.relating import content_per_citation, split_sentences
+from crewlib.positioning import copies_cited_voice, refers_to_paper
+from crewlib.sections import _known_keys, is_first_person, makes_claim, overlap, paragraphs, repeats_sentence
 from crewlib.text import numbers, sentences, strip_markers, tokens
 
 
@@ -47,3 +51,58 @@ def local_coherence(text: str) -> float | None:
     A lexical variant of local coherence (Foltz, Kintsch and Landauer 1998: adjacent-sentence similarity)."""
     pairs = [(a, b) for p in paragraphs(text) for a, b in zip(sentences(p), sentences(p)[1:], strict=False)]
     return sum(overlap(a, b) for a, b in pairs) / len(pairs) if pairs else None
+
+
+# Words by which a first-person sentence sets the paper beside a work ("Unlike [R3], we ..."): the paper's voice,
+# never a copy of the cited work's.
+_CONTRAST = re.compile(r"\b(?:unlike|in\s+contrast|contrary|whereas|instead|rather\s+than|differ\w*|extend\w*|"
+                       r"build(?:s|ing)?\s+(?:on|upon)|built\s+(?:on|upon)|follow\w*|inspired|our|ours|"
+                       r"this\s+(?:paper|work|study|article))\b", re.IGNORECASE)
+
+
+def section_sentences(text: str) -> list[str]:
+    """The sentences of every paragraph (:func:`crewlib.eval.relating.split_sentences`: "et al." kept whole, a
+    lowercased section split at its stops)."""
+    return [s for p in paragraphs(text) for s in split_sentences(p)]
+
+
+def voice_copies(text: str, sources: Mapping[str, str]) -> int:
+    """First-person sentences in a cited work's voice: the words of one work the sentence cites (citing none, of
+    any work) make up :data:`crewlib.positioning.COPIED_VOICE` of it, and it does not set the paper beside the work
+    ("Unlike [R3], we ..."). The paper's own "we", which a related-work section uses to position itself, is not
+    counted."""
+    found = 0
+    for s in section_sentences(text):
+        if not is_first_person(s) or _CONTRAST.search(strip_markers(s)):
+            continue
+        keys = _known_keys(s, sources)
+        found += copies_cited_voice(s, [sources[k] for k in keys] if keys else list(sources.values()))
+    return found
+
+
+def uncited_claims(text: str, title: str) -> int:
+    """Sentences that make a claim about specific work (:func:`crewlib.sections.makes_claim`) and cite nothing in
+    any form (keys, numbers, author–year), leaving out the paper's own positioning statements
+    (:func:`crewlib.positioning.refers_to_paper`), which rest on the paper, not on a citation."""
+    return sum(makes_claim(s) and not citation_spans(s) and not refers_to_paper(s, title)
+               for s in section_sentences(text))
+
+
+def repeated_sentences(text: str, threshold: float) -> int:
+    """Sentences that say what an earlier sentence of the section says (:func:`crewlib.sections.repeats_sentence`)."""
+    sents = section_sentences(text)
+    return sum(any(repeats_sentence(s, e, threshold) for e in sents[:i]) for i, s in enumerate(sents))
+
+
+def saturated_support(values: Sequence[float], threshold: float) -> float:
+    """Mean lexical support of the cited sentences, each counted up to ``threshold`` (the support a cited sentence
+    needs): a paraphrase that reaches it scores what a near-copy of the abstract scores (copying is measured apart,
+    ``copied_sentences_rate``); 0 without a cited sentence."""
+    return sum(min(v, threshold) / threshold for v in values) / len(values) if values else 0.0
+
+
+def citation_content(text: str, words: int) -> float | None:
+    """:func:`crewlib.eval.relating.content_per_citation` on [0, 1]: content words per cited work over ``words``
+    (``eval.citation_content_words``), at most 1; None when nothing is cited."""
+    value = content_per_citation(text)
+    return None if value is None else min(1.0, value / words)

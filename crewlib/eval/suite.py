@@ -68,11 +68,22 @@ from crewlib.eval.llm_metrics import (
     soft_recall_messages,
 )
 from crewlib.eval.relating import relating_scores
-from crewlib.eval.section_measures import copied_sentences, local_coherence, number_support, paragraphing
+from crewlib.eval.section_measures import (
+    citation_content,
+    copied_sentences,
+    local_coherence,
+    number_support,
+    paragraphing,
+    repeated_sentences,
+    saturated_support,
+    section_sentences,
+    uncited_claims,
+    voice_copies,
+)
 from crewlib.eval.text_metrics import BERTSCORE_LABEL, bertscore, rouge
 from crewlib.llm import Caller, Ledger
 from crewlib.schema import Params
-from crewlib.sections import OutputChecks, count_faults, is_truncated, support_scores
+from crewlib.sections import OutputChecks, is_truncated, support_scores
 from crewlib.text import sentences, strip_markers
 
 REFERENCE_METRICS = ("citation", "rouge", "bertscore", "soft_recall_cosine", "topical_relevance", "pss", "sn",
@@ -292,37 +303,47 @@ class Evaluator:
                                        self._embed(ref) if ref else np.zeros((0, 1)), self.settings.sn_threshold)
 
     def _grounding(self, item: Item) -> dict[str, float | Unavailable]:
-        refs = item.example.reference_by_id
+        """Measures of the text alone (coherence, paragraphing, a cut end, repeated sentences, uncited claims),
+        and, where the cited works' titles or abstracts are known, of the text against them (docs/method.md,
+        "Grounding")."""
+        ex = item.example
+        checks = OutputChecks.from_params(self.params)
+        n = max(len(section_sentences(item.text)), 1)
+        coherence = local_coherence(item.text)
+        structure = paragraphing(item.text, self.settings.paragraph_sentences)
+        out: dict[str, float | Unavailable] = {
+            "coherence": coherence if coherence is not None else Unavailable("no paragraph holds two sentences"),
+            "truncated": float(is_truncated(item.text)),
+            "paragraphing": structure if structure is not None else Unavailable("the text is empty"),
+            "repeated_sentences_rate": repeated_sentences(item.text, checks.sentence_threshold) / n,
+            "uncited_claims_rate": uncited_claims(item.text, ex.target_title) / n}
+        refs = ex.reference_by_id
         sources = {k: refs[i].text for k, i in item.key_to_id.items() if i in refs and refs[i].text}
         if not sources:
-            raise Unavailable("the references have no titles or abstracts to compare")
-        checks = OutputChecks.from_params(self.params)
-        faults = count_faults(item.text, sources, checks)
-        n, cited = max(faults["sentences"], 1), faults["cited_sentences"]
-        coherence = local_coherence(item.text)
+            missing = Unavailable("the references have no titles or abstracts to compare")
+            return out | dict.fromkeys(("supported_share", "support", "number_support", "copied_sentences_rate",
+                                        "first_person_rate"), missing)
+        supports = support_scores(item.text, sources)
         numbers_ = number_support(item.text, sources)
-        structure = paragraphing(item.text, self.settings.paragraph_sentences)
-        return {"supported_share": 1 - faults["unsupported"] / cited if cited
-                else Unavailable("no sentence cites a known reference"),
-                "support": float(np.mean(support_scores(item.text, sources))) if cited else 0.0,
-                "coherence": coherence if coherence is not None
-                else Unavailable("no paragraph holds two sentences"),
-                "truncated": float(is_truncated(item.text)),
-                "number_support": numbers_ if numbers_ is not None
-                else Unavailable("no cited sentence states a number"),
-                "paragraphing": structure if structure is not None else Unavailable("the text is empty"),
-                "copied_sentences_rate": copied_sentences(item.text, sources, self.settings.copy_words) / n,
-                **{f"{name}_rate": faults[name] / n for name in ("repeated_sentences", "first_person",
-                                                                  "uncited_claims")}}
+        return out | {
+            "supported_share": sum(v >= checks.support_threshold for v in supports) / len(supports) if supports
+            else Unavailable("no sentence cites a known reference"),
+            "support": saturated_support(supports, checks.support_threshold),
+            "number_support": numbers_ if numbers_ is not None
+            else Unavailable("no cited sentence states a number"),
+            "copied_sentences_rate": copied_sentences(item.text, sources, self.settings.copy_words) / n,
+            "first_person_rate": voice_copies(item.text, sources) / n}
 
     def _relating(self, item: Item) -> dict[str, float | Unavailable]:
         """Positioning, synthesis, theme coherence and content per citation (crewlib.eval.relating), the works'
-        titles and abstracts as their texts."""
+        titles and abstracts as their texts, the paper's abstract and introduction (where known) as its text; and
+        ``citation_content``, content per citation on [0, 1] (``eval.citation_content_words``)."""
         ex = item.example
         id_to_key = {v: k for k, v in item.key_to_id.items()}
-        works = {id_to_key[r.ref_id]: f"{r.title}. {r.abstract}" for r in ex.references if r.ref_id in id_to_key}
-        scores = relating_scores(item.text, ex.target_title, ex.target_abstract, works,
-                                 self.params.output.support_threshold)
+        works = {id_to_key[r.ref_id]: r.text for r in ex.references if r.ref_id in id_to_key and r.text}
+        paper = "\n\n".join(t for t in (ex.target_abstract, getattr(ex, "target_introduction", "")) if t.strip())
+        scores = relating_scores(item.text, ex.target_title, paper, works, self.params.output.support_threshold)
+        scores["citation_content"] = citation_content(item.text, self.settings.citation_content_words)
         return {name: Unavailable(f"{name} is undefined for this text") if value is None else value
                 for name, value in scores.items()}
 
