@@ -25,30 +25,17 @@ For each set: mean and min of each measure over the sections where it is defined
 from __future__ import annotations
 
 import argparse
-import json
-import re
 import statistics
 import sys
-import unicodedata
 from collections import defaultdict
-from pathlib import Path
 
 from crewlib.citations import citation_groups
+from crewlib.eval.gold_keys import citation_surname as surname  # the first author's surname as citations name it
+from crewlib.eval.gold_keys import fold_name
+from crewlib.eval.real_sets import read_hoang_kan, read_rwsgprv, read_strogens
 from crewlib.eval.relating import MEASURES, relating_scores
 
-
-def _read(path: str) -> list[dict]:
-    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def surname(author: str) -> str:
-    """The first author's surname as :func:`crewlib.citations.citation_groups` names it: the last word, accents
-    folded, lower-cased ("Mathias Müller" → "muller"; "Smith, J." → "smith")."""
-    name = author.split(",")[0].strip() if "," in author and len(author.split(",")[0].split()) == 1 else author
-    name = name.split(",")[0].strip()  # "Zhong Zhang, Chongming Gao, ..." → "Zhong Zhang"
-    words = name.split()
-    folded = unicodedata.normalize("NFKD", words[-1] if words else "").encode("ascii", "ignore").decode().lower()
-    return re.sub(r"[^a-z\-]", "", folded).strip("-")
+__all__ = ["map_works", "surname", "work_text"]  # benchmarks/quality.py imports them from here
 
 
 def map_works(text: str, cited: list[tuple[str, int | None, str]]) -> tuple[dict[str, str], int, int]:
@@ -91,37 +78,35 @@ def report(name: str, rows: list[dict[str, float | None]], extra: str = "") -> N
 
 def rwsgprv(path: str, threshold: float, mode: str, verbose: bool, introduction: bool = True) -> None:
     rows, mapped, total = [], 0, 0
-    for record in _read(path):
-        cited = [(surname(c["authors"][0]) if c.get("authors") else "", c.get("year"),
-                  work_text(c.get("title", ""), c.get("abstract") or "", mode)) for c in record["cited"]]
-        works, m, t = map_works(record["related_work"], cited)
+    for example in read_rwsgprv(path):
+        cited = [(fold_name(r.surname), r.year, work_text(r.title, r.abstract, mode)) for r in example.references]
+        works, m, t = map_works(example.gold, cited)
         mapped, total = mapped + m, total + t
-        paper = record.get("abstract", "") + (f"\n\n{record.get('introduction', '')}" if introduction else "")
-        scores = relating_scores(record["related_work"], record["title"], paper, works, threshold)
+        paper = example.target_abstract + (f"\n\n{example.target_introduction}" if introduction else "")
+        scores = relating_scores(example.gold, example.target_title, paper, works, threshold)
         rows.append(scores)
         if verbose:
-            print(record["id"], {k: None if v is None else round(v, 3) for k, v in scores.items()}, f"mapped {m}/{t}")
+            print(example.example_id, {k: None if v is None else round(v, 3) for k, v in scores.items()},
+                  f"mapped {m}/{t}")
     report(f"RWSG-PRV ({path}; works' text: {mode}; paper's text: abstract{' and introduction' * introduction})", rows,
            f"; citations mapped to a cited work: {mapped}/{total} = {mapped / max(total, 1):.3f}")
 
 
 def hoang_kan(path: str, threshold: float, verbose: bool) -> None:
     rows = []
-    for record in _read(path):
-        scores = relating_scores(record["related_work"], "", "", None, threshold)
+    for example in read_hoang_kan(path):
+        scores = relating_scores(example.gold, "", "", None, threshold)
         rows.append(scores)
         if verbose:
-            print(record["id"], {k: None if v is None else round(v, 3) for k, v in scores.items()})
+            print(example.example_id, {k: None if v is None else round(v, 3) for k, v in scores.items()})
     report(f"Hoang & Kan RWSData ({path})", rows)
 
 
 def strogens(path: str, threshold: float) -> None:
-    texts: dict[str, list[str]] = defaultdict(list)
-    for record in _read(path):
-        texts["gold"].append(record["gold_related_work"])
-        for system, output in (record.get("system_outputs") or {}).items():
-            if isinstance(output, str) and output.strip():
-                texts[system].append(output)
+    examples, outputs = read_strogens(path)
+    texts: dict[str, list[str]] = {"gold": [e.gold for e in examples]}
+    for system, by_paper in outputs.items():
+        texts[system] = [by_paper[e.example_id] for e in examples if e.example_id in by_paper]
     for system, sections in texts.items():
         report(f"STRoGeNS {system} ({path}; no paper or works' text)",
                [relating_scores(t, "", "", None, threshold) for t in sections])

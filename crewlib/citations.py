@@ -155,12 +155,18 @@ def _work_name(first: str, years: str) -> list[str]:
     return works
 
 
+def is_lowercased(text: str) -> bool:
+    """A section written in lower case (RWSData's): no capital letter outside brackets — the ``[R3]`` keys of a
+    keyed copy are the system's, not the authors'."""
+    return not re.search(r"[A-Z]", re.sub(r"\[[^\[\]]*\]", " ", text))
+
+
 def citation_spans(text: str, lower: bool | None = None) -> list[tuple[int, int, list[str]]]:
     """Every citation of ``text`` as (start, end, works), in order; adjacent citations (nothing or ``;`` between
     them: ``[6][7]``, ``(a 2006);(b 2002)``, ``Smith et al. (2018); Roe et al. (2020)``) merged into one.
     ``lower``: read lower-case author names (default: when ``text`` has no capital letter)."""
     if lower is None:
-        lower = not re.search(r"[A-Z]", text)
+        lower = is_lowercased(text)
     found: list[tuple[int, int, list[str]]] = []
     for match in _BRACKET.finditer(text):
         items = [item.strip() for item in re.split(r"[,;]", match.group(1))]

@@ -222,6 +222,7 @@ class InstrumentBlock(Block):
     absolute_papers: Literal["all", "evaluation"]
     damages: list[str] = Field(min_length=1)
     keyed_gold: bool
+    gold_keys: Literal["all_forms", "parenthetical"]  # parenthetical: version 3's keying, for recorded answers
     pairwise_dimensions: list[Literal["coverage", "logic", "relevance", "overall"]]
     entailment: bool
     weights: dict[str, float]

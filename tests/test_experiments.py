@@ -29,6 +29,7 @@ from crewlib.experiments import (
     score,
 )
 from crewlib.experiments import discrimination as disc
+from crewlib.experiments.damages import DAMAGES
 from crewlib.experiments.run import settings_folder
 from crewlib.sections import is_first_person
 from crewlib.text import sentences, strip_markers
@@ -140,7 +141,7 @@ def _cited_sentences(text):
     return [(strip_markers(s), find_citation_keys(s)) for p in disc.paragraphs(text) for s in sentences(p)]
 
 
-@pytest.mark.parametrize("kind", disc.DEGRADATIONS)
+@pytest.mark.parametrize("kind", [k for k in disc.DEGRADATIONS if k not in DAMAGES])  # the new five: test_damages.py
 def test_each_degradation_damages_the_gold_the_way_it_says(kind):
     gold = GOLD if kind in disc.LEGACY_DAMAGES else KEYED
     other = "A paragraph about protein folding with no relation [R9]."
@@ -192,9 +193,10 @@ def test_every_damage_of_the_bundled_sample_applies_and_differs_from_the_gold():
 
     examples = [EvalExample.from_rwg(e) for e in build_tasks(PARAMS).examples.values()]
     out = disc.degraded_outputs(examples, kinds=disc.DEGRADATIONS, keyed=True)
-    assert len(examples) >= 10 and out.attrs["skipped"] == []
-    assert len(out) == len(examples) * (1 + len(disc.DEGRADATIONS)) and out.groupby("example").text.nunique().eq(
-        1 + len(disc.DEGRADATIONS)).all()
+    skipped = out.attrs["skipped"]  # only a gold that never speaks of its paper has no positioning to remove
+    assert len(examples) >= 10 and {s["damage"] for s in skipped} <= {"positioning_removed"} and len(skipped) <= 1
+    assert len(out) + len(skipped) == len(examples) * (1 + len(disc.DEGRADATIONS))
+    assert (out.groupby("example").text.nunique() == out.groupby("example").size()).all()
     assert all(disc.keyed_gold(e)[1] == 0 for e in examples)  # every author-year citation became a key
 
 
@@ -205,7 +207,9 @@ def test_the_held_out_papers_load_and_every_damage_applies_to_them():
     sample = {e.example_id for e in discrimination_examples(PARAMS, [], "all")}
     assert len(held_out) >= 9 and not sample & {e.example_id for e in held_out}  # papers the design never saw
     out = disc.degraded_outputs(held_out, kinds=disc.DEGRADATIONS, keyed=True)
-    assert out.attrs["skipped"] == [] and len(out) == len(held_out) * (1 + len(disc.DEGRADATIONS))
+    skipped = out.attrs["skipped"]  # the held-out golds, written in the sample's style, rarely speak of the paper
+    assert {s["damage"] for s in skipped} <= {"positioning_removed"}
+    assert len(out) + len(skipped) == len(held_out) * (1 + len(disc.DEGRADATIONS))
     assert len(out) - len(held_out) >= 80 and all(disc.keyed_gold(e)[1] == 0 for e in held_out)
 
 

@@ -1,7 +1,8 @@
 """What the evaluation suite scores: a system's text for an example, and the example's context.
 
 An :class:`EvalExample` holds what the reference-based metrics need — the target, the gold
-section, the references with the keys a text may cite, and the gold cited ids. A system's
+section, the references with the keys a text may cite, and the gold cited ids (and, for the real sets of
+:mod:`crewlib.eval.real_sets`, the target's introduction and how the gold's citation names resolve). A system's
 output is one row of a table ``system, example, text`` with optional ``key_to_id`` (the
 keys *that system* showed its LLM; CREW orders references by relevance, so keys differ
 between systems) and optional cost columns.
@@ -39,6 +40,11 @@ class EvalExample:
     gold_cited_ids: tuple[str, ...]
     citation_style: str = "R"  # "R" for [R3] keys, "numeric" for [3]
     default_keys: Mapping[str, str] = field(default_factory=dict)  # key → ref id when a row brings none
+    target_introduction: str = ""  # the target paper's introduction, where a set gives it (RWSG-PRV)
+    # A citation name as crewlib.citations.citation_spans normalises it ("barzilay 2001", "burch 2006b") → ref id:
+    # how the gold's citations resolve where the references carry no author or year (Hoang & Kan, whose names are
+    # aligned to the works by crewlib.eval.real_sets), or where author and year alone leave a tie.
+    citation_names: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def target(self) -> str:

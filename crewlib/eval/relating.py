@@ -33,7 +33,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from crewlib.citations import citation_spans
+from crewlib.citations import citation_spans, is_lowercased
 from crewlib.positioning import claim_stems, copies_cited_voice, is_positioning, refers_to_paper
 from crewlib.sections import is_meta, paragraphs
 from crewlib.tasks import Task
@@ -81,7 +81,7 @@ def split_sentences(text: str) -> list[str]:
     """Sentences of a paragraph: :func:`crewlib.text.sentences` with abbreviations' stops ("et al.", "e.g.")
     protected; in a text with no capital letter (RWSData's lowercased sections) at every ``. `` / ``? `` / ``! ``;
     a short line without closing punctuation (a heading) is a sentence of its own."""
-    lower = not re.search(r"[A-Z]", text)
+    lower = is_lowercased(text)
     masked = _ABBREVIATION.sub(lambda m: m.group(0)[:-1] + _MASK, text)
     chunks: list[str] = []
     block: list[str] = []
@@ -116,7 +116,7 @@ def _sentence(text: str, lower: bool) -> Sentence:
 def section_paragraphs(text: str) -> list[Paragraph]:
     """The section's paragraphs (split by blank lines) as cited sentences; a paragraph that cites nothing joins the
     citing paragraph before it (the first ones: the first citing one), unless the section cites nothing at all."""
-    lower = not re.search(r"[A-Z]", text)
+    lower = is_lowercased(text)
     parsed = [tuple(_sentence(s, lower) for s in split_sentences(p)) for p in paragraphs(text)]
     parsed = [p for p in parsed if p]
     if not any(s.works for p in parsed for s in p):

@@ -9,8 +9,8 @@ from collections.abc import Mapping, Sequence
 from crewlib.citations import citation_spans
 from crewlib.eval.relating import content_per_citation, split_sentences
 from crewlib.positioning import copies_cited_voice, refers_to_paper
-from crewlib.sections import _known_keys, is_first_person, makes_claim, overlap, paragraphs, repeats_sentence
-from crewlib.text import numbers, sentences, strip_markers, tokens
+from crewlib.sections import _known_keys, _support, is_first_person, makes_claim, overlap, paragraphs, repeats_sentence
+from crewlib.text import numbers, strip_markers, tokens
 
 
 def copied_sentences(text: str, sources: Mapping[str, str], min_words: int) -> int:
@@ -18,7 +18,7 @@ def copied_sentences(text: str, sources: Mapping[str, str], min_words: int) -> i
     rejects text pasted from an abstract, cited or not)."""
     runs = {gram for body in sources.values() for gram in _ngrams(tokens(strip_markers(body)), min_words)}
     return sum(bool(_ngrams(tokens(strip_markers(s)), min_words) & runs)
-               for p in paragraphs(text) for s in sentences(p))
+               for s in section_sentences(text))
 
 
 def _ngrams(words: tuple[str, ...], n: int) -> set[tuple[str, ...]]:
@@ -29,7 +29,7 @@ def number_support(text: str, sources: Mapping[str, str]) -> float | None:
     """Of the numbers the sentences citing a known work state (:func:`crewlib.text.numbers`), the share its cited
     works' evidence states too; None when no cited sentence states a number."""
     found = []
-    for s in (s for p in paragraphs(text) for s in sentences(p)):
+    for s in section_sentences(text):
         stated = numbers(s)
         if stated and (keys := _known_keys(s, sources)):
             evidence = {e.group(1) for e in numbers(" ".join(sources[k] for k in keys))}
@@ -41,7 +41,7 @@ def paragraphing(text: str, sentences_per_paragraph: int) -> float | None:
     """Whether the text is cut into paragraphs: paragraphs × ``sentences_per_paragraph`` / sentences, at most 1
     (one block of twelve sentences scores 5/12 at five a paragraph); None for an empty text."""
     blocks = paragraphs(text)
-    n = sum(len(sentences(b)) for b in blocks)
+    n = sum(len(split_sentences(b)) for b in blocks)
     return min(1.0, len(blocks) * sentences_per_paragraph / n) if n else None
 
 
@@ -49,15 +49,16 @@ def local_coherence(text: str) -> float | None:
     """How much each sentence says about what the one before it said, within a paragraph: the mean content-word
     overlap (:func:`overlap`) of adjacent sentences; None for a text without two sentences in one paragraph.
     A lexical variant of local coherence (Foltz, Kintsch and Landauer 1998: adjacent-sentence similarity)."""
-    pairs = [(a, b) for p in paragraphs(text) for a, b in zip(sentences(p), sentences(p)[1:], strict=False)]
+    split = [split_sentences(p) for p in paragraphs(text)]
+    pairs = [(a, b) for p in split for a, b in zip(p, p[1:], strict=False)]
     return sum(overlap(a, b) for a, b in pairs) / len(pairs) if pairs else None
 
 
 # Words by which a first-person sentence sets the paper beside a work ("Unlike [R3], we ..."): the paper's voice,
-# never a copy of the cited work's.
-_CONTRAST = re.compile(r"\b(?:unlike|in\s+contrast|contrary|whereas|instead|rather\s+than|differ\w*|extend\w*|"
-                       r"build(?:s|ing)?\s+(?:on|upon)|built\s+(?:on|upon)|follow\w*|inspired|our|ours|"
-                       r"this\s+(?:paper|work|study|article))\b", re.IGNORECASE)
+# never a copy of the cited work's. ("our" is not among them: a cited work's abstract says "our method" too.)
+_CONTRAST = re.compile(r"\b(?:unlike|in\s+contrast|contrary|whereas|instead|rather\s+than|differ\w*|similar\w*\s+to|"
+                       r"extend\w*|build(?:s|ing)?\s+(?:on|upon)|built\s+(?:on|upon)|follow\w*|inspired|"
+                       r"compared\s+(?:to|with))\b", re.IGNORECASE)
 
 
 def section_sentences(text: str) -> list[str]:
@@ -92,6 +93,12 @@ def repeated_sentences(text: str, threshold: float) -> int:
     """Sentences that say what an earlier sentence of the section says (:func:`crewlib.sections.repeats_sentence`)."""
     sents = section_sentences(text)
     return sum(any(repeats_sentence(s, e, threshold) for e in sents[:i]) for i, s in enumerate(sents))
+
+
+def cited_support(text: str, sources: Mapping[str, str]) -> list[float]:
+    """The lexical support of each sentence (:func:`section_sentences`) citing a known work, by the evidence of the
+    works it cites (:func:`crewlib.sections.support_scores` on the evaluation's sentence split)."""
+    return [_support(s, keys, sources) for s in section_sentences(text) if (keys := _known_keys(s, sources))]
 
 
 def saturated_support(values: Sequence[float], threshold: float) -> float:

@@ -70,6 +70,7 @@ from crewlib.eval.llm_metrics import (
 from crewlib.eval.relating import relating_scores
 from crewlib.eval.section_measures import (
     citation_content,
+    cited_support,
     copied_sentences,
     local_coherence,
     number_support,
@@ -83,7 +84,7 @@ from crewlib.eval.section_measures import (
 from crewlib.eval.text_metrics import BERTSCORE_LABEL, bertscore, rouge
 from crewlib.llm import Caller, Ledger
 from crewlib.schema import Params
-from crewlib.sections import OutputChecks, is_truncated, support_scores
+from crewlib.sections import OutputChecks, is_truncated
 from crewlib.text import sentences, strip_markers
 
 REFERENCE_METRICS = ("citation", "rouge", "bertscore", "soft_recall_cosine", "topical_relevance", "pss", "sn",
@@ -323,7 +324,7 @@ class Evaluator:
             missing = Unavailable("the references have no titles or abstracts to compare")
             return out | dict.fromkeys(("supported_share", "support", "number_support", "copied_sentences_rate",
                                         "first_person_rate"), missing)
-        supports = support_scores(item.text, sources)
+        supports = cited_support(item.text, sources)
         numbers_ = number_support(item.text, sources)
         return out | {
             "supported_share": sum(v >= checks.support_threshold for v in supports) / len(supports) if supports
@@ -341,7 +342,7 @@ class Evaluator:
         ex = item.example
         id_to_key = {v: k for k, v in item.key_to_id.items()}
         works = {id_to_key[r.ref_id]: r.text for r in ex.references if r.ref_id in id_to_key and r.text}
-        paper = "\n\n".join(t for t in (ex.target_abstract, getattr(ex, "target_introduction", "")) if t.strip())
+        paper = "\n\n".join(t for t in (ex.target_abstract, ex.target_introduction) if t.strip())
         scores = relating_scores(item.text, ex.target_title, paper, works, self.params.output.support_threshold)
         scores["citation_content"] = citation_content(item.text, self.settings.citation_content_words)
         return {name: Unavailable(f"{name} is undefined for this text") if value is None else value

@@ -7,8 +7,9 @@ above each copy. ``instrument_discrimination`` reports, per judge, instrument (t
 pairwise judge, each grounded measure of :mod:`crewlib.eval.instrument` and the composite) and damage, the share of
 (gold, damaged) pairs ranked correctly (gold strictly better) and the share of ties.
 
-The gold is first written with the keys a system writes (``keyed_gold``: its author–year citations as ``[R3]``
-markers), so that every instrument sees the gold and a system's section in the same form. The damages
+The gold is first written with the keys a system writes (``keyed_gold``, :mod:`crewlib.eval.gold_keys`: its
+author–year citations, parenthetical and narrative, as ``[R3]`` markers), so that every instrument sees the gold and a
+system's section in the same form. The damages
 (``degrade``), each a thing a reviewer rejects:
 
 - ``paragraph_repeated`` — the first paragraph appended again at the end;
@@ -23,6 +24,20 @@ markers), so that every instrument sees the gold and a system's section in the s
   removed, and those works' keys removed from the sentences that cite others too;
 - ``first_person_copies`` — up to two sentences each citing one work replaced by that work's abstract's opening
   sentence in its authors' first person ("We show that ...").
+
+Five more (:mod:`crewlib.experiments.damages`) keep the section fluent and cited but undo what makes it a related-work
+section rather than a list of works:
+
+- ``works_listed`` — each paragraph one sentence listing the works it cites, nothing said of them ("Several
+  approaches have been proposed [R1, R2, R3].");
+- ``positioning_removed`` — every sentence on the target paper itself ("this paper", "our", "we", its short name)
+  removed; roadmap sentences ("In this section, we review ...") stay;
+- ``annotated_bibliography`` — per paragraph, one sentence per cited work: its abstract's opening sentence in the
+  third person ("The authors propose ... [R3]."): no relation between works, none to the paper;
+- ``themes_interleaved`` — the sentences dealt round-robin across the paragraphs, re-cut to the gold's paragraph
+  sizes: each paragraph mixes themes;
+- ``comparisons_removed`` — sentences comparing or contrasting works (two works cited or more, "unlike", "whereas",
+  "outperforms" ...) removed, except those on the target paper (positioning).
 """
 
 from __future__ import annotations
@@ -34,8 +49,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from crewlib.citations import find_citation_keys
+from crewlib.citations import find_citation_keys, is_lowercased
 from crewlib.eval import EvalExample, Evaluator
+from crewlib.eval.gold_keys import keyed_gold, parenthetical_keyed_gold
 from crewlib.eval.instrument import (
     MEASURES,
     SET,
@@ -48,15 +64,20 @@ from crewlib.eval.instrument import (
     verdicts,
 )
 from crewlib.eval.llm_metrics import Judge
+from crewlib.eval.relating import split_sentences
+from crewlib.experiments import damages
+from crewlib.experiments.damages import DAMAGES
 from crewlib.schema import Params
 from crewlib.sections import paragraphs
 from crewlib.text import content_words, numbers, sentences, strip_markers, tokens
 
 LEGACY_DAMAGES = ("paragraph_repeated", "citations_removed", "sentences_shuffled", "cut_mid_sentence",
                   "wrong_paper_paragraph")  # the first five damages (degraded_outputs' default)
-DEGRADATIONS = (*LEGACY_DAMAGES, "claims_swapped", "claim_altered", "half_citations_dropped", "first_person_copies")
+DEGRADATIONS = (*LEGACY_DAMAGES, "claims_swapped", "claim_altered", "half_citations_dropped", "first_person_copies",
+                *DAMAGES)
 GOLD = "gold"
 _YEAR_PARENTHESES = re.compile(r"[ \t]*\([^()]*\b(?:19|20)\d{2}[a-z]?\b[^()]*\)")  # (Smith et al., 2020; Doe 2019)
+_LOWERED_KEY = re.compile(r"\[r\d+\]")
 _KEY_GROUP = re.compile(r"\s*\[R\d+(?:\s*[,;]\s*R\d+)*\]")
 # Findings turned around: a word of a result and its opposite (both directions).
 _OPPOSITES = dict(pair for a, b in [
@@ -67,32 +88,6 @@ _OPPOSITES = dict(pair for a, b in [
     ("effective", "ineffective"), ("supervised", "unsupervised"), ("long", "short"), ("many", "few"),
 ] for pair in ((a, b), (b, a)))
 _OPENING = re.compile(r"^(?:This|The present) (?:paper|work|study|article)\b|^The authors\b|^We\b")
-
-
-def keyed_gold(example: EvalExample) -> tuple[str, int]:
-    """The gold with its author–year citations as the keys a system writes, and how many stayed unresolved.
-
-    A parenthesis of citations "(Mihalcea and Tarau, 2004; Erkan and Radev, 2004)" becomes "[R1, R2]" when every
-    item names a reference's first author and year; one that does not is left as it is (and counted).
-    """
-    by_author = {(surname.lower(), year): rid for rid, (surname, year) in example.author_year.items()}
-    key_of = {rid: key for key, rid in example.default_keys.items()}
-    unresolved = 0
-
-    def replace(match: re.Match) -> str:
-        nonlocal unresolved
-        keys = []
-        for item in re.split(r";", match.group(1)):
-            found = re.search(r"([A-Z][A-Za-z'\-]+).*?\b((?:19|20)\d{2})", item)
-            rid = by_author.get((found.group(1).lower(), int(found.group(2)))) if found else None
-            if rid is None or rid not in key_of:
-                unresolved += 1
-                return match.group(0)
-            keys.append(key_of[rid])
-        return " [" + ", ".join(dict.fromkeys(keys)) + "]"
-
-    text = re.sub(r"[ \t]*\(([^()]*\b(?:19|20)\d{2}[a-z]?)\)", replace, example.gold)
-    return text, unresolved
 
 
 def _keys(text: str) -> list[str]:
@@ -144,14 +139,22 @@ def _first_person_copies(grid: list[list[str]], cited: list[tuple[int, int, list
             copies[(i, j)] = (key, "insert")
     if not copies:
         raise ValueError("no cited work has an abstract: there is nothing to copy")
+    lower = all(is_lowercased(s) for p in grid for s in p)
     for (i, j), (key, how) in copies.items():
-        copy = f"{_first_person(sentences(sources[key])[0]).rstrip('.')} [{key}]."
+        copy = f"{_first_person(damages.opening_sentence(sources[key])).rstrip('.')} [{key}]."
+        copy = _LOWERED_KEY.sub(lambda m: m.group(0).upper(), copy.lower()) if lower else copy  # the gold's case
         grid[i][j] = copy if how == "replace" else f"{grid[i][j]} {copy}"
     return _join(grid)
 
 
+def _split(paragraph: str) -> list[str]:
+    """A paragraph's sentences: :func:`crewlib.text.sentences`, as the recorded damages were cut; a lowercased
+    section (RWSData's) by :func:`crewlib.eval.relating.split_sentences`, which finds its stops."""
+    return split_sentences(paragraph) if is_lowercased(paragraph) else sentences(paragraph)
+
+
 def _sentence_map(text: str) -> list[list[str]]:
-    return [sentences(p) for p in paragraphs(text)]
+    return [_split(p) for p in paragraphs(text)]
 
 
 def _join(parts: list[list[str]]) -> str:
@@ -212,14 +215,18 @@ def _first_person(opening: str) -> str:
     return f"We show that {first}"
 
 
-def degrade(gold: str, kind: str, *, other: str, seed: int = 0, sources: Mapping[str, str] | None = None) -> str:
+def degrade(gold: str, kind: str, *, other: str, seed: int = 0, sources: Mapping[str, str] | None = None,
+            title: str = "") -> str:
     """``gold`` damaged one way (``DEGRADATIONS``); ``other``: another paper's gold section; ``sources``: key → the
-    cited work's abstract (``claim_altered``, ``first_person_copies``). A damage the text does not allow (no two
-    sentences citing different works to swap ...) is a ValueError saying so."""
+    cited work's abstract (``claim_altered``, ``first_person_copies``, ``annotated_bibliography``); ``title``: the
+    target paper's (its short name speaks of the paper: ``positioning_removed``, ``comparisons_removed``). A damage
+    the text does not allow (no two sentences citing different works to swap ...) is a ValueError saying so."""
     parts = paragraphs(gold)
     if not parts:
         raise ValueError("the gold section is empty: nothing to degrade")
     sources = sources or {}
+    if kind in DAMAGES:
+        return damages.damage(gold, kind, title=title, sources=sources)
     if kind == "paragraph_repeated":
         return "\n\n".join([*parts, parts[0]])
     if kind == "citations_removed":
@@ -251,7 +258,7 @@ def degrade(gold: str, kind: str, *, other: str, seed: int = 0, sources: Mapping
 
 def _shuffle_sentences(parts: Sequence[str], seed: int) -> str:
     """Every sentence of the section in a seeded random order (rotated when the shuffle changed nothing)."""
-    ordered = [s for p in parts for s in sentences(p)]
+    ordered = [s for p in parts for s in _split(p)]
     if len(ordered) < 2:
         raise ValueError("the gold section has one sentence: there is no order to shuffle")
     shuffled = list(ordered)
@@ -293,11 +300,12 @@ def _drop_half_citations(grid: list[list[str]], cited) -> str:
 
 
 def degraded_outputs(examples: Sequence[EvalExample], *, kinds: Sequence[str] = LEGACY_DAMAGES, seed: int = 0,
-                     keyed: bool = False) -> pd.DataFrame:
+                     keyed: bool = False, keying: str = "all_forms") -> pd.DataFrame:
     """Rows ``system, example, text, key_to_id`` for the evaluation suite: each gold and its damages.
 
-    ``keyed``: the gold in the keys a system writes (:func:`keyed_gold`). A damage a gold does not allow is left
-    out and listed in ``attrs["skipped"]`` (example, damage, reason), never silently.
+    ``keyed``: the gold in the keys a system writes (``keying``: ``all_forms``, :func:`keyed_gold`, or version 3's
+    ``parenthetical``, :func:`crewlib.eval.gold_keys.parenthetical_keyed_gold`, for recorded answers). A damage a
+    gold does not allow is left out and listed in ``attrs["skipped"]`` (example, damage, reason), never silently.
     """
     usable = [e for e in examples if e.gold.strip()]
     if len(usable) < 2:
@@ -306,7 +314,8 @@ def degraded_outputs(examples: Sequence[EvalExample], *, kinds: Sequence[str] = 
     unknown = [k for k in kinds if k not in DEGRADATIONS]
     if unknown:
         raise ValueError(f"unknown degradations {unknown}; known: {DEGRADATIONS}")
-    golds = {e.example_id: keyed_gold(e)[0] if keyed else e.gold for e in usable}
+    key = {"all_forms": keyed_gold, "parenthetical": parenthetical_keyed_gold}[keying]
+    golds = {e.example_id: key(e)[0] if keyed else e.gold for e in usable}
     rows, skipped = [], []
     for i, example in enumerate(usable):
         gold, other = golds[example.example_id], golds[usable[(i + 1) % len(usable)].example_id]
@@ -316,7 +325,7 @@ def degraded_outputs(examples: Sequence[EvalExample], *, kinds: Sequence[str] = 
                      "key_to_id": dict(example.default_keys)})
         for kind in kinds:
             try:
-                text = degrade(gold, kind, other=other, seed=seed + i, sources=sources)
+                text = degrade(gold, kind, other=other, seed=seed + i, sources=sources, title=example.target_title)
             except ValueError as exc:
                 skipped.append({"example": example.example_id, "damage": kind, "reason": str(exc)})
                 continue
@@ -342,13 +351,8 @@ class InstrumentCheck:
 
     def summary(self) -> pd.DataFrame:
         """Per judge and instrument (and discrimination set, when several were measured): pairs, the share correct
-        over every damage, and the worst damage's share."""
-        t = self.table.assign(right=self.table.correct * self.table.pairs)
-        keys = [k for k in (SET, "judge", "instrument") if k in t]
-        out = t.groupby(keys, sort=False).agg(pairs=("pairs", "sum"), right=("right", "sum"),
-                                              worst=("correct", "min"))
-        out["correct"] = out.right / out.pairs
-        return out.drop(columns="right").reset_index()[[*keys, "pairs", "correct", "worst"]]
+        over every damage, and the worst damage's share (:func:`summary_of`)."""
+        return summary_of(self.table)
 
     @classmethod
     def combine(cls, checks: Mapping[str, InstrumentCheck]) -> InstrumentCheck:
@@ -361,6 +365,16 @@ class InstrumentCheck:
 
         return cls(*(stacked(n) for n in ("table", "scores", "preferences", "verdicts", "consistency")),
                    [{SET: label, **s} for label, c in checks.items() for s in c.skipped])
+
+
+def summary_of(table: pd.DataFrame) -> pd.DataFrame:
+    """Per judge and instrument (and discrimination set, when several were measured) of a discrimination table:
+    pairs, the share correct over every damage, and the worst damage's share."""
+    t = table.assign(right=table.correct * table.pairs)
+    keys = [k for k in (SET, "judge", "instrument") if k in t]
+    out = t.groupby(keys, sort=False).agg(pairs=("pairs", "sum"), right=("right", "sum"), worst=("correct", "min"))
+    out["correct"] = out.right / out.pairs
+    return out.drop(columns="right").reset_index()[[*keys, "pairs", "correct", "worst"]]
 
 
 def verdict_table(found: pd.DataFrame) -> pd.DataFrame:
@@ -385,7 +399,7 @@ def instrument_discrimination(params: Params, examples: Sequence[EvalExample], *
     1–5 judge out (a call per dimension and text; the benchmark's cheaper run); a collection of example ids: the
     absolute judge on those papers' pairs only (``instrument.absolute_papers: evaluation``)."""
     settings = instrument_settings(params)
-    measured = degraded_outputs(examples, kinds=settings.damages, seed=seed, keyed=True)
+    measured = degraded_outputs(examples, kinds=settings.damages, seed=seed, keyed=True, keying=settings.gold_keys)
     outputs = measured if settings.keyed_gold else degraded_outputs(examples, kinds=settings.damages, seed=seed)
     judges = list(judges) if judges is not None else Evaluator(params).judges
     by_id = {e.example_id: e for e in examples}

@@ -27,7 +27,7 @@ from crewlib.data.records import RWGExample
 from crewlib.eval import EvalExample, Evaluator
 from crewlib.eval.instrument import instrument_settings
 from crewlib.eval.text_metrics import BERTSCORE_LABEL
-from crewlib.experiments import discrimination, paired, paper
+from crewlib.experiments import discrimination, paired, paper, real_discrimination
 from crewlib.experiments.run import Generations, run_generations
 from crewlib.experiments.tables import beside_paper, metric_summary, results_table
 from crewlib.llm import connect
@@ -62,6 +62,7 @@ class MainResults:
     instrument: discrimination.InstrumentCheck | None  # the instruments on gold vs damaged (None: not measured)
     systems: tuple[str, ...]
     paired: pd.DataFrame | None = None  # the instrument's verdicts on (CREW, system) per paper
+    real: pd.DataFrame | None = None  # the composite without the LLM on real sections (real_discrimination.measured)
 
     @cached_property
     def frame(self) -> pd.DataFrame:
@@ -110,11 +111,14 @@ class MainResults:
 
     @property
     def discrimination(self) -> pd.DataFrame | None:
-        """Per judge, instrument and damage: pairs, the share ranked correctly and of ties."""
-        return None if self.instrument is None else self.instrument.table
+        """Per judge, instrument and damage: pairs, the share ranked correctly and of ties; the sample's sets
+        (this run) and, after them, the real sets as last measured (``real``), each labelled in ``papers``."""
+        parts = [t for t in (None if self.instrument is None else self.instrument.table, self.real) if t is not None]
+        return pd.concat(parts, ignore_index=True) if parts else None
 
     def discrimination_summary(self) -> pd.DataFrame | None:
-        return None if self.instrument is None else self.instrument.summary()
+        table = self.discrimination
+        return None if table is None else discrimination.summary_of(table)
 
     def paired_table(self) -> pd.DataFrame | None:
         """CREW against each system, paper by paper, on the instrument; the paper's Overall difference beside."""
@@ -181,7 +185,8 @@ def run_main_results(params: Params, *, systems: Sequence[str] = tuple(SYSTEMS),
                        if s in systems)
     ours = paper.our_conditions(params, model=client.model, papers=len(examples), judges=judges,
                                 systems_rounds=rounds)
-    return MainResults(generations, scores, examples, tuple(metrics), ours, checked, tuple(systems), found)
+    return MainResults(generations, scores, examples, tuple(metrics), ours, checked, tuple(systems), found,
+                       real_discrimination.measured())
 
 
 def absolute_judged(settings: InstrumentBlock, evaluation: Sequence[EvalExample]) -> bool | set[str]:

@@ -33,6 +33,7 @@ from crewlib.experiments.tables import bootstrap_ci
 from crewlib.schema import InstrumentBlock, Params
 
 REFERENCE = "crew"
+REAL = "real: "  # the label's opening of a real discrimination set (crewlib.experiments.real_discrimination)
 
 
 def instrument_verdicts(frame: pd.DataFrame, scores: pd.DataFrame, examples: Sequence[EvalExample],
@@ -91,7 +92,10 @@ def conclusion(table: pd.DataFrame, discrimination: pd.DataFrame | None, *, alph
             worst = part.loc[part.correct.idxmin()]
             overall = float((part.correct * part.pairs).sum() / part.pairs.sum())
             kinds = part.damage.nunique()
-            trust = (f" That instrument ranks a gold section above its damaged copy in {overall:.0%} of "
+            where = ("human-written sections no one here wrote above their damaged copies"
+                     if SET in part and part[SET].astype(str).str.startswith(REAL).all()
+                     else "a gold section above its damaged copy")
+            trust = (f" That instrument ranks {where} in {overall:.0%} of "
                      f"{int(part.pairs.sum())} pairs ({kinds} damages), "
                      + (f"{worst.correct:.0%} for its worst damage ({worst.damage.replace('_', ' ')}), below the "
                         f"{target:.0%} it should reach: read these verdicts with that in mind."
@@ -132,7 +136,7 @@ def compare_on_instrument(params: Params, frame: pd.DataFrame, scores: pd.DataFr
 def _scored(group: str, metrics: set[str]) -> bool:
     """Whether a suite group's metrics are among ``metrics`` (by one metric it always yields)."""
     return {"citation": "citation_markers", "grounding": "repeated_sentences_rate",
-            "claim_support": "claim_support"}.get(group, group) in metrics
+            "claim_support": "claim_support", "relating": "positioning_any"}.get(group, group) in metrics
 
 
 def measured_discrimination(figures: Path) -> pd.DataFrame | None:
@@ -146,13 +150,17 @@ def measured_discrimination(figures: Path) -> pd.DataFrame | None:
 
 
 def discrimination_basis(discrimination: pd.DataFrame | None) -> pd.DataFrame | None:
-    """The discrimination rows a conclusion reads, or None: the first judge's (the judge the paired comparisons
-    ask), on the held-out papers when several sets were measured and they are among them (papers the instrument
-    was not designed on), else on the first set."""
+    """The discrimination rows a conclusion reads, or None: per instrument, its rows on the real human-written
+    sections (sets named ``real: ...``, :mod:`crewlib.experiments.real_discrimination`) where they were measured —
+    sections no one here wrote, the harder test — else the first judge's (the judge the paired comparisons ask),
+    on the held-out papers when several sets were measured and they are among them (papers the instrument was not
+    designed on), else on the first set."""
     if discrimination is None or discrimination.empty:
         return None
     rows = discrimination[discrimination.judge == discrimination.judge.iloc[0]]
     if SET in rows:
         sets = list(dict.fromkeys(rows[SET]))
         rows = rows[rows[SET] == ("holdout" if "holdout" in sets else sets[0])]
+        real = discrimination[discrimination[SET].astype(str).str.startswith(REAL)]
+        rows = pd.concat([rows[~rows.instrument.isin(set(real.instrument))], real], ignore_index=True)
     return rows
