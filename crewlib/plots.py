@@ -72,9 +72,10 @@ def plot_discrimination(table, ax: plt.Axes, title: str = "") -> None:
     """Share of (gold, damaged) pairs each instrument ranks correctly, per damage (cell text: correct / ties).
 
     ``table``: :class:`crewlib.experiments.discrimination.InstrumentCheck`'s table for one judge (``instrument,
-    damage, pairs, correct, ties``); the composite is the last row.
+    damage, pairs, correct, ties``); the composites are the last rows.
     """
-    order = lambda i: (i == "composite", i.split(":")[0] != "judge", i.split(":")[0] != "pairwise", i)  # noqa: E731
+    last = ("composite without the LLM", "composite")  # the composites at the bottom, below a line
+    order = lambda i: (i in last, i.split(":")[0] != "judge", i.split(":")[0] != "pairwise", i)  # noqa: E731
     instruments = sorted(dict.fromkeys(table["instrument"]), key=order)
     damages = list(dict.fromkeys(table["damage"]))
     grid = table.pivot_table(index="instrument", columns="damage", values="correct").reindex(instruments)[damages]
@@ -88,7 +89,7 @@ def plot_discrimination(table, ax: plt.Axes, title: str = "") -> None:
                         fontsize=6.5)
     ax.set_xticks(range(len(damages)), [d.replace("_", "\n") for d in damages], fontsize=7)
     ax.set_yticks(range(len(instruments)), [i.replace("_", " ") for i in instruments], fontsize=8)
-    ax.axhline(len(instruments) - 1.5, color="black", lw=1.2)
+    ax.axhline(len(instruments) - sum(i in last for i in instruments) - 0.5, color="black", lw=1.2)
     ax.set_xlabel("damage (cell: share of pairs with the gold ranked above; in brackets: ties)")
     _title(ax, title)
 
@@ -98,7 +99,9 @@ def discrimination_figure(table) -> plt.Figure:
     table, with a ``papers`` column when several sets were measured)."""
     keys = ["papers", "judge"] if "papers" in table else ["judge"]
     groups = list(table.groupby(keys, sort=False))
-    fig, axes = plt.subplots(len(groups), 1, figsize=(11, 5.2 * len(groups)), squeeze=False)
+    rows = [part.instrument.nunique() for _, part in groups]  # each panel as tall as its instruments need
+    fig, axes = plt.subplots(len(groups), 1, figsize=(12, sum(0.32 * r + 1.6 for r in rows)), squeeze=False,
+                             gridspec_kw={"height_ratios": [0.32 * r + 1.6 for r in rows]})
     for ax, (key, part) in zip(axes[:, 0], groups, strict=True):
         names = dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True))
         pairs = part.groupby("damage").pairs.max().sum()

@@ -51,7 +51,12 @@ def test_main_results_cover_every_system_with_the_paper_beside_and_the_judge_mea
     assert {f"judge:{d}" for d in ("coverage", "logic", "relevance", "overall")} <= set(discrimination.index)
     assert {"composite", "citation_recall", "support", "repeated_sentences_rate"} <= set(discrimination.index)
     assert discrimination["correct"].between(0, 1).all() and (discrimination["pairs"] > 0).all()
-    damages = pd.read_csv(FIGURES / "05_judge_discrimination.csv")
+    everything = pd.read_csv(FIGURES / "05_judge_discrimination.csv")
+    real = everything[everything.papers.str.startswith("real: ")]  # appended from 05_judge_discrimination_real.csv
+    assert set(real.papers) <= {"real: Hoang & Kan", "real: RWSG-PRV", "real: STRoGeNS"}
+    assert "composite" not in set(real.instrument)  # no judge there: the composite without the LLM only
+    assert real[real.instrument == "composite without the LLM"].pairs.sum() >= 200 or real.empty
+    damages = everything[~everything.papers.str.startswith("real: ")]
     composite = damages[damages.instrument == "composite"]
     assert set(damages.papers) == {"all", "holdout"}  # the design papers and the held-out ones, measured apart
     assert damages.damage.nunique() >= 8 and (composite.groupby(["papers", "judge"]).pairs.sum() >= 80).all()

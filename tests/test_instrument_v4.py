@@ -117,6 +117,9 @@ def test_the_real_set_measurement_writes_its_tables_and_notebook_05_reads_them(t
     assert real_discrimination.measured(figures) is None  # never measured: nothing to show, never an error
     code = real_discrimination.main(["--hoang-kan", str(_real_sets(tmp_path)), "--figures", str(figures)])
     assert code == 0 and "unresolved_share" in capsys.readouterr().out
+    sets = real_discrimination.measured_sets(figures)
+    assert sets.iloc[0].to_dict() == {"papers": "real: Hoang & Kan", "golds": 3, "citations": 9, "unresolved": 0,
+                                      "unresolved_share": 0.0}
     table = real_discrimination.measured(figures)
     assert set(table.papers) == {"real: Hoang & Kan"} and (table.judge == real_discrimination.JUDGE).all()
     assert {"works_listed", "positioning_removed", "annotated_bibliography"} <= set(table.damage)
@@ -129,8 +132,10 @@ def test_a_paired_conclusion_reads_the_real_sets_where_they_measured_its_instrum
                             "pairs": 10, "correct": 1.0, "ties": 0.0, "judge": "j"}])
     real = sample.assign(papers="real: STRoGeNS", correct=0.6, pairs=100, judge=real_discrimination.JUDGE)
     basis = paired.discrimination_basis(pd.concat([sample, real], ignore_index=True))
-    assert list(basis.papers) == ["real: STRoGeNS"]
+    assert set(basis.papers) == {"real: STRoGeNS"}  # the sample's held-out rows give way to the real ones
     table = pd.DataFrame([{"papers": 5, "CREW better": 3, "CREW worse": 2, "sign test p": 1.0,
                            "instrument": "composite without the LLM"}], index=["srw"])
     sentence = paired.conclusion(table, basis)
     assert "human-written sections no one here wrote" in sentence and "60%" in sentence
+    with_llm = table.assign(instrument="composite")  # the composite with its LLM parts reads the offline part there
+    assert "its part without the LLM" in paired.conclusion(with_llm, basis) and "60%" in sentence

@@ -33,6 +33,7 @@ from crewlib.experiments.tables import bootstrap_ci
 from crewlib.schema import InstrumentBlock, Params
 
 REFERENCE = "crew"
+WITHOUT_LLM = "its part without the LLM, the only part measured there"
 REAL = "real: "  # the label's opening of a real discrimination set (crewlib.experiments.real_discrimination)
 
 
@@ -95,6 +96,8 @@ def conclusion(table: pd.DataFrame, discrimination: pd.DataFrame | None, *, alph
             where = ("human-written sections no one here wrote above their damaged copies"
                      if SET in part and part[SET].astype(str).str.startswith(REAL).all()
                      else "a gold section above its damaged copy")
+            if "part" in part and part.part.notna().all():
+                where += f" ({part.part.iloc[0]})"
             trust = (f" That instrument ranks {where} in {overall:.0%} of "
                      f"{int(part.pairs.sum())} pairs ({kinds} damages), "
                      + (f"{worst.correct:.0%} for its worst damage ({worst.damage.replace('_', ' ')}), below the "
@@ -152,9 +155,10 @@ def measured_discrimination(figures: Path) -> pd.DataFrame | None:
 def discrimination_basis(discrimination: pd.DataFrame | None) -> pd.DataFrame | None:
     """The discrimination rows a conclusion reads, or None: per instrument, its rows on the real human-written
     sections (sets named ``real: ...``, :mod:`crewlib.experiments.real_discrimination`) where they were measured —
-    sections no one here wrote, the harder test — else the first judge's (the judge the paired comparisons ask),
-    on the held-out papers when several sets were measured and they are among them (papers the instrument was not
-    designed on), else on the first set."""
+    sections no one here wrote, the harder test; the composite with its LLM parts reads the real sets' composite
+    without them (``part`` says so: no judge's answers were recorded for those papers) — else the first judge's
+    (the judge the paired comparisons ask), on the held-out papers when several sets were measured and they are
+    among them (papers the instrument was not designed on), else on the first set."""
     if discrimination is None or discrimination.empty:
         return None
     rows = discrimination[discrimination.judge == discrimination.judge.iloc[0]]
@@ -162,5 +166,8 @@ def discrimination_basis(discrimination: pd.DataFrame | None) -> pd.DataFrame | 
         sets = list(dict.fromkeys(rows[SET]))
         rows = rows[rows[SET] == ("holdout" if "holdout" in sets else sets[0])]
         real = discrimination[discrimination[SET].astype(str).str.startswith(REAL)]
+        offline = real[real.instrument == OFFLINE_COMPOSITE]
+        if not offline.empty and not (real.instrument == COMPOSITE).any():
+            real = pd.concat([real, offline.assign(instrument=COMPOSITE, part=WITHOUT_LLM)], ignore_index=True)
         rows = pd.concat([rows[~rows.instrument.isin(set(real.instrument))], real], ignore_index=True)
     return rows

@@ -21,7 +21,8 @@ recorded for these papers):
   shipped outputs; ``crew write``'s where it was run): the share the human section is ranked first.
 
 ``python -m crewlib.experiments.real_discrimination --hoang-kan F --rwsgprv F --strogens F [--ours DIR]`` writes
-``figures/05_judge_discrimination_real.csv`` and ``figures/05_gold_vs_systems.csv``; notebook 05 shows them beside
+``figures/05_judge_discrimination_real.csv``, ``figures/05_gold_vs_systems.csv`` and ``figures/05_real_sets.csv``
+(per set: papers, the golds' citations and the share left unresolved); notebook 05 shows them beside
 the sample's measurement.
 """
 
@@ -38,6 +39,7 @@ from crewlib.config import load_params, resolve_path
 from crewlib.eval import EvalExample, Evaluator
 from crewlib.eval.gold_keys import keyed_gold_counts
 from crewlib.eval.instrument import (
+    COMPOSITE,
     LLM_MEASURES,
     OFFLINE_COMPOSITE,
     SET,
@@ -53,6 +55,7 @@ JUDGE = "none (composite without the LLM)"
 SET_NAMES = {"hoang_kan": "real: Hoang & Kan", "rwsgprv": "real: RWSG-PRV", "strogens": "real: STRoGeNS"}
 DISCRIMINATION_FILE = "05_judge_discrimination_real.csv"
 SYSTEMS_FILE = "05_gold_vs_systems.csv"
+SETS_FILE = "05_real_sets.csv"  # per set: papers, the golds' citations, and the share left unresolved
 
 
 def _offline_groups(params: Params) -> tuple[str, ...]:
@@ -71,7 +74,7 @@ def real_discrimination(params: Params, label: str, examples: Sequence[EvalExamp
     scores = _score(params, outputs, examples)
     pairs = [(r.example, GOLD, r.system) for r in outputs.itertuples() if r.system != GOLD]
     found = verdicts(scores, None, pairs, instrument_settings(params))
-    table = verdict_table(found).assign(judge=JUDGE)
+    table = verdict_table(found[found.instrument != COMPOSITE]).assign(judge=JUDGE)  # no judge: the offline one only
     table.insert(0, SET, label)
     return table, [{SET: label, **s} for s in outputs.attrs["skipped"]]
 
@@ -108,7 +111,7 @@ def unresolved(label: str, examples: Sequence[EvalExample]) -> dict:
     """How many of the golds' citations were written as keys, and the share left as written."""
     counts = [keyed_gold_counts(e)[1:] for e in examples]
     missing, total = sum(c[0] for c in counts), sum(c[1] for c in counts)
-    return {SET: label, "papers": len(examples), "citations": total, "unresolved": missing,
+    return {SET: label, "golds": len(examples), "citations": total, "unresolved": missing,
             "unresolved_share": missing / total if total else 0.0}
 
 
@@ -164,6 +167,7 @@ def _write(figures: Path, tables: list[pd.DataFrame], systems: list[pd.DataFrame
            skipped: list[dict]) -> None:
     table = pd.concat(tables, ignore_index=True)
     table.to_csv(figures / DISCRIMINATION_FILE, index=False)
+    pd.DataFrame(counts).to_csv(figures / SETS_FILE, index=False)
     pd.set_option("display.width", 250)
     print(pd.DataFrame(counts).round(3).to_string(index=False))
     for label, part in table.groupby(SET, sort=False):
@@ -181,14 +185,22 @@ def _write(figures: Path, tables: list[pd.DataFrame], systems: list[pd.DataFrame
 def measured(figures: Path | None = None) -> pd.DataFrame | None:
     """The real sets' discrimination as last measured (``figures/05_judge_discrimination_real.csv`` of the
     repository, written by :func:`main`), or None where it was never measured."""
-    path = Path(figures or resolve_path("figures")) / DISCRIMINATION_FILE
-    return pd.read_csv(path) if path.exists() else None
+    return _read(figures, DISCRIMINATION_FILE)
 
 
 
 def measured_systems(figures: Path | None = None) -> pd.DataFrame | None:
     """The human sections against each system's as last measured (``figures/05_gold_vs_systems.csv``), or None."""
-    path = Path(figures or resolve_path("figures")) / SYSTEMS_FILE
+    return _read(figures, SYSTEMS_FILE)
+
+
+def measured_sets(figures: Path | None = None) -> pd.DataFrame | None:
+    """Per real set as last measured (``figures/05_real_sets.csv``): papers, citations, unresolved share."""
+    return _read(figures, SETS_FILE)
+
+
+def _read(figures: Path | None, name: str) -> pd.DataFrame | None:
+    path = Path(figures or resolve_path("figures")) / name
     return pd.read_csv(path) if path.exists() else None
 
 
