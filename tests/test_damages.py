@@ -9,6 +9,7 @@ from collections import Counter
 import pytest
 
 from crewlib.citations import find_citation_keys
+from crewlib.eval.relating import split_sentences
 from crewlib.experiments import damages
 from crewlib.experiments import discrimination as disc
 from crewlib.positioning import refers_to_paper
@@ -33,8 +34,7 @@ SOURCES = {"R1": "LexRank estimates sentence centrality in a graph. Edges join s
 
 
 def _sentences(text: str) -> list[list[str]]:
-    lower = damages.is_lowercased(text)
-    return [damages.split(p, lower) for p in paragraphs(text)]
+    return [split_sentences(p) for p in paragraphs(text)]
 
 
 def test_the_lowercased_gold_is_split_at_its_sentences_despite_its_capital_keys():

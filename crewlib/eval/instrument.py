@@ -60,9 +60,10 @@ def instrument_settings(params: Params) -> InstrumentBlock:
     return params.instrument
 
 
-def measured_groups(settings: InstrumentBlock) -> tuple[str, ...]:
-    """The evaluation suite's groups the measures come from."""
-    return ("citation", "grounding", "relating", *(("claim_support",) if settings.entailment else ()))
+def measured_groups(settings: InstrumentBlock, *, llm: bool = True) -> tuple[str, ...]:
+    """The evaluation suite's groups the measures come from; ``llm`` False: those that ask no LLM (the composite
+    without the LLM's parts)."""
+    return ("citation", "grounding", "relating", *(("claim_support",) if settings.entailment and llm else ()))
 
 
 class PairwiseAnswer(pydantic.BaseModel):
@@ -251,8 +252,7 @@ def rank_sections(params: Params, example: EvalExample, first: str, second: str,
     key → reference id (default: the example's keys). The same :func:`verdicts` every notebook's paired comparison
     and the discrimination test read."""
     settings = instrument_settings(params)
-    groups = measured_groups(settings) if judge is not None else tuple(g for g in measured_groups(settings)
-                                                                         if g not in LLM_MEASURES)
+    groups = measured_groups(settings, llm=judge is not None)
     rows = [{"system": "first", "example": example.example_id, "text": first,
              "key_to_id": dict(first_keys or example.default_keys)},
             {"system": "second", "example": example.example_id, "text": second,

@@ -102,7 +102,9 @@ def split_sentences(text: str) -> list[str]:
     return found
 
 
-def _sentence(text: str, lower: bool) -> Sentence:
+def parse_sentence(text: str, lower: bool) -> Sentence:
+    """A sentence as written, with its citations cut out (spaces collapsed) and the works it cites
+    (:func:`crewlib.citations.citation_spans`; ``lower``: read lower-case author names)."""
     spans = citation_spans(text, lower)
     bare, at = [], 0
     for start, end, _ in spans:
@@ -117,7 +119,7 @@ def section_paragraphs(text: str) -> list[Paragraph]:
     """The section's paragraphs (split by blank lines) as cited sentences; a paragraph that cites nothing joins the
     citing paragraph before it (the first ones: the first citing one), unless the section cites nothing at all."""
     lower = is_lowercased(text)
-    parsed = [tuple(_sentence(s, lower) for s in split_sentences(p)) for p in paragraphs(text)]
+    parsed = [tuple(parse_sentence(s, lower) for s in split_sentences(p)) for p in paragraphs(text)]
     parsed = [p for p in parsed if p]
     if not any(s.works for p in parsed for s in p):
         return [Paragraph(p) for p in parsed]
@@ -256,6 +258,6 @@ def task_relating(text: str, task: Task, threshold: float) -> dict[str, float | 
     return relating_scores(text, task.title, task.abstract, works, threshold)
 
 
-__all__ = ["MEASURES", "SYNTHESIS_STEMS", "Paragraph", "Sentence", "content_per_citation", "positioning",
-           "positioning_any", "relating_scores", "section_paragraphs", "split_sentences", "synthesis",
+__all__ = ["MEASURES", "SYNTHESIS_STEMS", "Paragraph", "Sentence", "content_per_citation", "parse_sentence",
+           "positioning", "positioning_any", "relating_scores", "section_paragraphs", "split_sentences", "synthesis",
            "task_relating", "theme_coherence"]

@@ -24,11 +24,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
-from crewlib.citations import citation_spans, find_citation_keys, is_lowercased
-from crewlib.eval.relating import Sentence, split_sentences
+from crewlib.citations import find_citation_keys, is_lowercased
+from crewlib.eval.relating import parse_sentence, split_sentences
 from crewlib.positioning import refers_to_paper
 from crewlib.sections import as_work, paragraphs
-from crewlib.text import sentences, strip_markers
+from crewlib.text import sentences
 
 DAMAGES = ("works_listed", "positioning_removed", "annotated_bibliography", "themes_interleaved",
            "comparisons_removed")
@@ -49,28 +49,6 @@ def opening_sentence(abstract: str) -> str:
         found = sentences(abstract)
         return found[0] if found else ""
     return re.split(r"\s?[.!?](?:\s+|(?=[a-z]))", abstract.strip(), maxsplit=1)[0].strip()
-
-
-def split(paragraph: str, lower: bool) -> list[str]:
-    """The paragraph's sentences (:func:`crewlib.eval.relating.split_sentences`, which reads a lowercased gold
-    keyed with "[R2]" as lowercased: :func:`crewlib.citations.is_lowercased`)."""
-    return split_sentences(paragraph)
-
-
-def bare(sentence: str, lower: bool) -> str:
-    """The sentence with its citations (keys, author–year) cut out, spaces collapsed."""
-    spans = citation_spans(sentence, lower)
-    kept, at = [], 0
-    for start, end, _ in spans:
-        kept.append(sentence[at:start])
-        at = end
-    kept.append(sentence[at:])
-    return " ".join(strip_markers("".join(kept)).split())
-
-
-def works(sentence: str, lower: bool) -> list[str]:
-    """The distinct works the sentence cites (keys or author–year), in order."""
-    return list(dict.fromkeys(w for _, _, group in citation_spans(sentence, lower) for w in group))
 
 
 def _style(gold: str) -> str:
@@ -109,9 +87,9 @@ def positioning_removed(gold: str, title: str) -> str:
     grid, removed = [], 0
     for paragraph in paragraphs(gold):
         kept = []
-        for sentence in split(paragraph, lower):
-            text = bare(sentence, lower)
-            if refers_to_paper(text, title) and not Sentence(sentence, text, tuple(works(sentence, lower))).roadmap:
+        for sentence in split_sentences(paragraph):
+            parsed = parse_sentence(sentence, lower)
+            if refers_to_paper(parsed.bare, title) and not parsed.roadmap:
                 removed += 1
             else:
                 kept.append(sentence)
@@ -146,8 +124,7 @@ def annotated_bibliography(gold: str, sources: Mapping[str, str]) -> str:
 def themes_interleaved(gold: str) -> str:
     """The sentences dealt round-robin across the paragraphs (sentence 1 of each, then sentence 2, ...) and re-cut
     into paragraphs of the gold's sizes: as many paragraphs and the same sentences, each mixing themes."""
-    lower = is_lowercased(gold)
-    grid = [split(p, lower) for p in paragraphs(gold)]
+    grid = [split_sentences(p) for p in paragraphs(gold)]
     if sum(len(p) >= 2 for p in grid) < 2:
         raise ValueError("fewer than two paragraphs of two sentences or more: there are no themes to interleave")
     dealt = [p[j] for j in range(max(map(len, grid))) for p in grid if j < len(p)]
@@ -163,15 +140,15 @@ def themes_interleaved(gold: str) -> str:
 def compares(sentence: str, title: str, lower: bool) -> bool:
     """The sentence compares or contrasts works — it cites two distinct works or more, or holds a contrast word —
     and is not about the target paper (a sentence setting the paper beside the works is positioning)."""
-    text = bare(sentence, lower)
-    return ((len(works(sentence, lower)) >= 2 or bool(_CONTRAST.search(text)))
-            and not refers_to_paper(text, title))
+    parsed = parse_sentence(sentence, lower)
+    return ((len(parsed.works) >= 2 or bool(_CONTRAST.search(parsed.bare)))
+            and not refers_to_paper(parsed.bare, title))
 
 
 def comparisons_removed(gold: str, title: str) -> str:
     """Every sentence that compares or contrasts works (:func:`compares`) removed; an emptied paragraph disappears."""
     lower = is_lowercased(gold)
-    grid = [split(p, lower) for p in paragraphs(gold)]
+    grid = [split_sentences(p) for p in paragraphs(gold)]
     kept = [[s for s in p if not compares(s, title, lower)] for p in grid]
     if kept == grid:
         raise ValueError("no sentence compares or contrasts works: there is no comparison to remove")

@@ -40,7 +40,6 @@ from crewlib.eval import EvalExample, Evaluator
 from crewlib.eval.gold_keys import keyed_gold_counts
 from crewlib.eval.instrument import (
     COMPOSITE,
-    LLM_MEASURES,
     OFFLINE_COMPOSITE,
     SET,
     instrument_settings,
@@ -58,12 +57,9 @@ SYSTEMS_FILE = "05_gold_vs_systems.csv"
 SETS_FILE = "05_real_sets.csv"  # per set: papers, the golds' citations, and the share left unresolved
 
 
-def _offline_groups(params: Params) -> tuple[str, ...]:
-    return tuple(g for g in measured_groups(instrument_settings(params)) if g not in LLM_MEASURES)
-
-
 def _score(params: Params, rows: pd.DataFrame | Sequence[Mapping], examples: Sequence[EvalExample]) -> pd.DataFrame:
-    return Evaluator(params, judges=[]).score(rows, examples, metrics=_offline_groups(params), progress=False)
+    groups = measured_groups(instrument_settings(params), llm=False)  # no judge: the composite without the LLM
+    return Evaluator(params, judges=[]).score(rows, examples, metrics=groups, progress=False)
 
 
 def real_discrimination(params: Params, label: str, examples: Sequence[EvalExample], *,
