@@ -103,14 +103,14 @@ def from_recent(path: str, out_dir: str) -> str:
     return out
 
 
-def relating_rows(frame: pd.DataFrame, examples: list, tasks: dict, threshold: float,
+def relating_rows(frame: pd.DataFrame, examples: list, tasks: dict, threshold: float, unit_sentences: int,
                   no_paper_text: set[str] = frozenset()) -> pd.DataFrame:
     """The relating measures of every section written and, as ``human``, of each paper's own section; positioning
     is undefined (NaN) on the papers of ``no_paper_text`` (Hoang & Kan's: no abstract of their own)."""
     rows = []
     for row in frame.itertuples():
         rows.append({"system": row.system, "paper": row.example,
-                     **task_relating(row.text, tasks[row.example], threshold)})
+                     **task_relating(row.text, tasks[row.example], threshold, unit_sentences)})
     for example in examples:
         if example.gold_related_work.strip():
             cited = [(surname(r.authors[0]) if r.authors else "", r.year,
@@ -120,7 +120,7 @@ def relating_rows(frame: pd.DataFrame, examples: list, tasks: dict, threshold: f
                      for k, r in tasks[example.target_id].reference_by_key.items()}
             rows.append({"system": "human", "paper": example.target_id,
                          **relating_scores(example.gold_related_work, example.title, example.abstract,
-                                           {**keyed, **works}, threshold)})
+                                           {**keyed, **works}, threshold, unit_sentences)})
     out = pd.DataFrame(rows)
     out.loc[out.paper.isin(no_paper_text), ["positioning", "positioning_any"]] = float("nan")
     return out
@@ -217,7 +217,8 @@ def main() -> None:
     print(numeric.groupby("system", sort=False).agg(WORST).round(3).to_string())
     hoang_kan = {json.loads(line)["id"] for path in args.hoang_kan
                  for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()}
-    relating = relating_rows(frame, examples, tasks, params.output.support_threshold, hoang_kan)
+    relating = relating_rows(frame, examples, tasks, params.output.support_threshold,
+                             params.eval.paragraph_sentences, hoang_kan)
     print("\nrelating measures (crewlib.eval.relating; human: each paper's own section), mean over the papers:")
     print(relating.drop(columns=["paper"]).groupby("system", sort=False).mean().round(3).to_string())
     print("\nworst case over the papers (min; content per citation: min too):")

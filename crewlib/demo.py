@@ -73,7 +73,8 @@ def run_demo(params: Params, *, rounds: int | None = None, target_index: int | N
         "citation_verification": trace.citation_check["verification"],
         "citation_markers": trace.citation_check["markers"], "draft_words": len(trace.final_draft.split()),
         "output_checks": trace.output_checks, **({"themes": trace.themes} if trace.themes else {}),
-        "relating": task_relating(generation.text, run.task, params.output.support_threshold),
+        "relating": task_relating(generation.text, run.task, params.output.support_threshold,
+                                   params.eval.paragraph_sentences),
         "cost": client.ledger.breakdown(),
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")

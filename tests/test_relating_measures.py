@@ -16,6 +16,7 @@ from crewlib.eval.relating import (
 )
 
 THRESHOLD = 0.5
+UNIT = 5  # eval.paragraph_sentences: a reading unit's sentences
 TITLE = "Cooperating agents for related-work sections"
 PAPER = ("We present a system that generates related-work sections with cooperating language model agents that cite "
          "every claim. The agents select, compare and group prior work.")
@@ -43,21 +44,21 @@ BIBLIOGRAPHY = ("LexRank selects salient sentences by graph centrality [R1]. Sum
 
 
 def test_a_themed_paragraph_with_a_comparison_and_a_supported_closing_scores_one():
-    assert positioning(THEMED, TITLE, PAPER, WORKS, THRESHOLD) == 1.0
-    assert positioning_any(THEMED, TITLE) == 1.0
-    assert synthesis(THEMED, WORKS, THRESHOLD) == 1.0
+    assert positioning(THEMED, TITLE, PAPER, WORKS, THRESHOLD, UNIT) == 1.0
+    assert positioning_any(THEMED, TITLE, unit_sentences=UNIT) == 1.0
+    assert synthesis(THEMED, WORKS, THRESHOLD, UNIT) == 1.0
 
 
 def test_one_sentence_per_work_scores_zero():
-    assert positioning(BIBLIOGRAPHY, TITLE, PAPER, WORKS, THRESHOLD) == 0.0
-    assert positioning_any(BIBLIOGRAPHY, TITLE) == 0.0
-    assert synthesis(BIBLIOGRAPHY, WORKS, THRESHOLD) == 0.0
+    assert positioning(BIBLIOGRAPHY, TITLE, PAPER, WORKS, THRESHOLD, UNIT) == 0.0
+    assert positioning_any(BIBLIOGRAPHY, TITLE, unit_sentences=UNIT) == 0.0
+    assert synthesis(BIBLIOGRAPHY, WORKS, THRESHOLD, UNIT) == 0.0
 
 
 def test_a_list_of_citations_is_not_synthesis():
     listing = "Several approaches have been proposed [R1, R2, R3]. LexRank ranks sentences by centrality [R1]."
-    assert synthesis(listing, WORKS, THRESHOLD) == 0.0
-    assert synthesis(listing, None, THRESHOLD) == 0.0  # too few words even without any support asked
+    assert synthesis(listing, WORKS, THRESHOLD, UNIT) == 0.0
+    assert synthesis(listing, None, THRESHOLD, UNIT) == 0.0  # too few words even without any support asked
     assert content_per_citation("Several approaches have been proposed [R1, R2, R3].") == pytest.approx(4 / 3)
     assert content_per_citation(BIBLIOGRAPHY) == 6.0  # one sentence of six content words per work
 
@@ -65,37 +66,54 @@ def test_a_list_of_citations_is_not_synthesis():
 def test_synthesis_needs_support_from_the_cited_works_when_their_texts_are_known():
     unsupported = ("Both methods [R1, R2] were evaluated on protein folding benchmarks with quantum annealing "
                    "hardware and chemical reaction yields.")
-    assert synthesis(unsupported, None, THRESHOLD) == 1.0  # no texts: judged on its words alone
-    assert synthesis(unsupported, WORKS, THRESHOLD) == 0.0
+    assert synthesis(unsupported, None, THRESHOLD, UNIT) == 1.0  # no texts: judged on its words alone
+    assert synthesis(unsupported, WORKS, THRESHOLD, UNIT) == 0.0
 
 
 def test_a_positioning_claim_the_paper_does_not_make_is_not_counted():
     text = ("Extractive summarisation selects salient sentences using graph centrality [R1] or supervised sentence "
             "scoring [R2]. Unlike these works, this paper trains quantum annealing controllers for protein folding "
             "simulations.")
-    assert positioning_any(text, TITLE) == 1.0
-    assert positioning(text, TITLE, PAPER, WORKS, THRESHOLD) == 0.0
+    assert positioning_any(text, TITLE, unit_sentences=UNIT) == 1.0
+    assert positioning(text, TITLE, PAPER, WORKS, THRESHOLD, UNIT) == 0.0
 
 
 def test_a_copied_cited_we_is_not_positioning():
     paper = PAPER + " We select salient sentences from the source document by graph centrality."
     text = ("Graph methods rank sentences [R1]. We select salient sentences from the source document by graph "
             "centrality [R1].")
-    assert positioning_any(text, TITLE) == 1.0
-    assert positioning(text, TITLE, paper, WORKS, THRESHOLD) == 0.0  # supported, but R1's own words
-    assert positioning(text, TITLE, paper, None, THRESHOLD) == 1.0  # the copy shows only with R1's text
+    assert positioning_any(text, TITLE, unit_sentences=UNIT) == 1.0
+    assert positioning(text, TITLE, paper, WORKS, THRESHOLD, UNIT) == 0.0  # supported, but R1's own words
+    assert positioning(text, TITLE, paper, None, THRESHOLD, UNIT) == 1.0  # the copy shows only with R1's text
 
 
 def test_positioning_is_undefined_without_the_papers_text_and_ignores_roadmap_sentences():
-    assert positioning(THEMED, TITLE, "", WORKS, THRESHOLD) is None
+    assert positioning(THEMED, TITLE, "", WORKS, THRESHOLD, UNIT) is None
     roadmap = "In this section, we review extractive summarisation [R1]. We first briefly review graph methods [R1]."
-    assert positioning_any(roadmap, TITLE) == 0.0
+    assert positioning_any(roadmap, TITLE, unit_sentences=UNIT) == 0.0
 
 
 def test_a_closing_paragraph_without_citations_belongs_to_the_paragraph_before():
     text = THEMED.replace(" Unlike these works,", "\n\nUnlike these works,")
     assert len(section_paragraphs(text)) == 1
-    assert positioning(text, TITLE, PAPER, WORKS, THRESHOLD) == 1.0
+    assert positioning(text, TITLE, PAPER, WORKS, THRESHOLD, UNIT) == 1.0
+
+
+def test_relating_measures_count_per_reading_unit_whatever_the_paragraphs_and_order():
+    """Version 5: merging the section into one paragraph, shuffling it, or dealing a theme's sentences across the
+    others does not raise positioning or synthesis (version 4 counted paragraphs: one block scored 1)."""
+    first = THEMED  # four sentences: a comparison and a positioning one
+    second = BIBLIOGRAPHY + " " + BIBLIOGRAPHY.replace("[R1]", "[R4]").replace("[R2]", "[R5]").replace("[R3]", "[R6]")
+    cut = first + "\n\n" + second  # ten sentences: two reading units, one positioning sentence
+    merged = (first + " " + second).replace("\n\n", " ")
+    shuffled = " ".join(reversed(split_sentences(merged)))
+    for text in (cut, merged, shuffled):
+        assert positioning(text, TITLE, PAPER, WORKS, THRESHOLD, UNIT) == 0.5
+        assert positioning_any(text, TITLE, unit_sentences=UNIT) == 0.5
+        assert synthesis(text, WORKS, THRESHOLD, UNIT) == 0.5
+    assert positioning(cut, TITLE, PAPER, WORKS, THRESHOLD, 10) == 1.0  # one unit of ten sentences
+    with pytest.raises(ValueError, match="unit_sentences"):
+        positioning_any(cut, TITLE, unit_sentences=0)
 
 
 def test_theme_coherence_is_higher_for_works_grouped_by_topic():
@@ -110,10 +128,10 @@ def test_theme_coherence_is_higher_for_works_grouped_by_topic():
 
 
 def test_relating_scores_names_every_measure():
-    scores = relating_scores(THEMED, TITLE, PAPER, WORKS, THRESHOLD)
+    scores = relating_scores(THEMED, TITLE, PAPER, WORKS, THRESHOLD, UNIT)
     assert tuple(scores) == MEASURES
     assert scores["theme_coherence"] is None and scores["positioning"] == 1.0
-    assert relating_scores("", TITLE, PAPER, WORKS, THRESHOLD) == dict.fromkeys(MEASURES)
+    assert relating_scores("", TITLE, PAPER, WORKS, THRESHOLD, UNIT) == dict.fromkeys(MEASURES)
 
 
 def test_measures_read_author_year_citations_of_human_sections():
@@ -122,15 +140,15 @@ def test_measures_read_author_year_citations_of_human_sections():
             "related-work sections with cooperating language model agents that cite every claim.")
     works = {"smith 2018": WORKS["R1"], "doe 2019": WORKS["R2"]}
     assert split_sentences(text)[0].startswith("Smith et al. (2018) select")
-    assert synthesis(text, works, THRESHOLD) == 1.0
-    assert positioning(text, TITLE, PAPER, works, THRESHOLD) == 1.0
+    assert synthesis(text, works, THRESHOLD, UNIT) == 1.0
+    assert positioning(text, TITLE, PAPER, works, THRESHOLD, UNIT) == 1.0
 
 
 def test_lowercased_sections_are_split_into_sentences():
     text = ("(barzilay and mckeown 2001) for example , evaluated paraphrases by asking judges. (lin and pantel 2001) "
             "judge paraphrases manually. we strive for a general evaluation.")
     assert len(split_sentences(text)) == 3
-    assert positioning_any(text) == 1.0
+    assert positioning_any(text, unit_sentences=UNIT) == 1.0
 
 
 @pytest.mark.parametrize(("text", "groups"), [

@@ -7,15 +7,23 @@ and never says how the works relate to each other or to the paper. Each measure 
 section's text (paragraphs split by blank lines) and what it needs; each returns a float, or None when it is not
 defined for the text:
 
-- :func:`positioning` — share of paragraphs holding a sentence that relates the works to the target paper and that
-  the paper's own text supports (:func:`crewlib.positioning.is_positioning`, the definition the output checks use);
-  :func:`positioning_any` — the rough count: a sentence that speaks of the paper at all, no support asked;
-- :func:`synthesis` — among paragraphs citing two works or more, share holding a sentence that cites two works or
-  more and says something about them (≥ :data:`SYNTHESIS_STEMS` content stems beyond the words of relation; when the
-  works' texts are known, supported by them);
+- :func:`positioning` — positioning sentences per reading unit, at most 1: a sentence that relates the works to the
+  target paper and that the paper's own text supports (:func:`crewlib.positioning.is_positioning`, the definition
+  the output checks use); :func:`positioning_any` — the rough count: a sentence that speaks of the paper at all, no
+  support asked;
+- :func:`synthesis` — synthesis sentences per reading unit, at most 1: a sentence that cites two works or more and
+  says something about them (≥ :data:`SYNTHESIS_STEMS` content stems beyond the words of relation; when the works'
+  texts are known, supported by them);
 - :func:`theme_coherence` — share of works closer (TF-IDF cosine of their texts) to their own paragraph's works
   than to the other paragraphs' works;
 - :func:`content_per_citation` — mean content words per cited work over citing sentences (raw, not in [0, 1]).
+
+A **reading unit** is ``unit_sentences`` sentences of the section (``eval.paragraph_sentences``, a paragraph's
+length): a section of n sentences holds ⌈n / unit_sentences⌉ of them, however it is cut into paragraphs and in
+whatever order its sentences come (instrument version 5). Version 4 counted the share of *paragraphs* holding such
+a sentence, which rewarded a section for being merged into one paragraph (one positioning sentence then covers it
+all) or for dealing one theme's sentences across the others; order and paragraphing are measured apart
+(``coherence``, ``paragraphing``, :func:`theme_coherence`).
 
 Citations are read by :func:`crewlib.citations.citation_groups` — keys ``[R3]``, numbers ``[3-5]``, author–year
 ``(Smith et al., 2018)`` / ``Smith et al. (2018)``, the lowercased ``(barzilay and mckeown 2001)`` — so the measures
@@ -144,35 +152,51 @@ def _share(hits: list[bool]) -> float | None:
     return sum(hits) / len(hits) if hits else None
 
 
-def positioning(text: str, title: str, paper_text: str, works_text: Mapping[str, str] | None,
-                threshold: float) -> float | None:
-    """Share of paragraphs with a sentence that positions the paper: :func:`crewlib.positioning.is_positioning`
-    of the sentence, its citations cut out, with ``works_texts`` the known texts of the works its paragraph cites
-    (a first-person sentence copied from one of them is their authors' voice). Roadmap sentences ("In this section,
-    we review ...") do not count. None without the paper's text (``paper_text``: abstract and introduction) or
-    without a paragraph; ``threshold``: the output checks' ``support_threshold``."""
+def per_unit(found: int, sentences: int, unit_sentences: int) -> float | None:
+    """``found`` sentences per reading unit of ``unit_sentences`` (module docstring), at most 1: a section of
+    ``sentences`` sentences holds ⌈sentences / unit_sentences⌉ units; None for a section without a sentence."""
+    if unit_sentences < 1:
+        raise ValueError(f"unit_sentences must be at least 1, not {unit_sentences}")
+    return min(1.0, found / -(-sentences // unit_sentences)) if sentences else None
+
+
+def _sentence_count(paras: list[Paragraph]) -> int:
+    return sum(len(p.sentences) for p in paras)
+
+
+def positioning(text: str, title: str, paper_text: str, works_text: Mapping[str, str] | None, threshold: float,
+                unit_sentences: int) -> float | None:
+    """Positioning sentences per reading unit (:func:`per_unit`): sentences for which
+    :func:`crewlib.positioning.is_positioning` holds, their citations cut out, with ``works_texts`` the known texts
+    of the works their paragraph cites (a first-person sentence copied from one of them is their authors' voice).
+    Roadmap sentences ("In this section, we review ...") do not count. None without the paper's text
+    (``paper_text``: abstract and introduction) or without a sentence; ``threshold``: the output checks'
+    ``support_threshold``; ``unit_sentences``: ``eval.paragraph_sentences``."""
     if not paper_text or not paper_text.strip():
         return None
     texts = _texts(works_text)
-    hits = []
-    for para in section_paragraphs(text):
+    paras = section_paragraphs(text)
+    found = 0
+    for para in paras:
         known = [texts[w] for w in para.works if w in texts]
-        hits.append(any(not s.roadmap and is_positioning(s.bare, title, paper_text, known, threshold, bool(s.works))
-                        for s in para.sentences))
-    return _share(hits)
+        found += sum(not s.roadmap and is_positioning(s.bare, title, paper_text, known, threshold, bool(s.works))
+                     for s in para.sentences)
+    return per_unit(found, _sentence_count(paras), unit_sentences)
 
 
-def positioning_any(text: str, title: str = "", works_text: Mapping[str, str] | None = None) -> float | None:
-    """The rough count: share of paragraphs with a sentence that speaks of the paper itself
+def positioning_any(text: str, title: str = "", works_text: Mapping[str, str] | None = None, *,
+                    unit_sentences: int) -> float | None:
+    """The rough count, per reading unit (:func:`per_unit`): sentences that speak of the paper itself
     (:func:`crewlib.positioning.refers_to_paper`: "this paper", "our", "we", the paper's short name), roadmap
     sentences left out; no support is asked. With ``works_text``, a sentence in the voice of a work its paragraph
     cites (:func:`crewlib.positioning.copies_cited_voice`) does not count; without it, a copied "we" counts. None
-    without a paragraph."""
+    without a sentence."""
     texts = _texts(works_text)
-    return _share([any(not s.roadmap and refers_to_paper(s.bare, title)
-                       and not copies_cited_voice(s.bare, [texts[w] for w in para.works if w in texts])
-                       for s in para.sentences)
-                   for para in section_paragraphs(text)])
+    paras = section_paragraphs(text)
+    found = sum(not s.roadmap and refers_to_paper(s.bare, title)
+                and not copies_cited_voice(s.bare, [texts[w] for w in para.works if w in texts])
+                for para in paras for s in para.sentences)
+    return per_unit(found, _sentence_count(paras), unit_sentences)
 
 
 def _synthesises(sentence: Sentence, texts: dict[str, str] | None, threshold: float) -> bool:
@@ -184,15 +208,19 @@ def _synthesises(sentence: Sentence, texts: dict[str, str] | None, threshold: fl
     return not known or support(sentence.bare, " ".join(known)) >= threshold
 
 
-def synthesis(text: str, works_text: Mapping[str, str] | None, threshold: float) -> float | None:
-    """Among paragraphs citing two distinct works or more, the share holding a sentence that cites two distinct
-    works or more and says something about them: its content stems (citations cut out), the words of relation
-    left out (:func:`crewlib.positioning.claim_stems`), number ≥ :data:`SYNTHESIS_STEMS`; and, when ``works_text``
-    is given, the texts of the cited works it holds support it (:func:`crewlib.text.support` ≥ ``threshold``). A
-    sentence none of whose works has a known text is judged on its words alone. None without such a paragraph."""
+def synthesis(text: str, works_text: Mapping[str, str] | None, threshold: float, unit_sentences: int) -> float | None:
+    """Synthesis sentences per reading unit (:func:`per_unit`): sentences that cite two distinct works or more and
+    say something about them — their content stems (citations cut out), the words of relation left out
+    (:func:`crewlib.positioning.claim_stems`), number ≥ :data:`SYNTHESIS_STEMS`; and, when ``works_text`` is given,
+    the texts of the cited works they hold support them (:func:`crewlib.text.support` ≥ ``threshold``). A sentence
+    none of whose works has a known text is judged on its words alone. None for a section citing fewer than two
+    distinct works."""
     texts = None if works_text is None else _texts(works_text)
-    return _share([any(_synthesises(s, texts, threshold) for s in para.sentences)
-                   for para in section_paragraphs(text) if len(para.works) >= 2])
+    paras = section_paragraphs(text)
+    if len({w for p in paras for w in p.works}) < 2:
+        return None
+    found = sum(_synthesises(s, texts, threshold) for para in paras for s in para.sentences)
+    return per_unit(found, _sentence_count(paras), unit_sentences)
 
 
 def theme_coherence(text: str, works_text: Mapping[str, str] | None) -> float | None:
@@ -239,25 +267,26 @@ def content_per_citation(text: str) -> float | None:
 
 
 def relating_scores(text: str, title: str, paper_text: str, works_text: Mapping[str, str] | None,
-                    threshold: float) -> dict[str, float | None]:
-    """All the relating measures of a section, under :data:`MEASURES`' names."""
+                    threshold: float, unit_sentences: int) -> dict[str, float | None]:
+    """All the relating measures of a section, under :data:`MEASURES`' names; ``unit_sentences``: the reading
+    unit's length (``eval.paragraph_sentences``)."""
     return {
-        "positioning": positioning(text, title, paper_text, works_text, threshold),
-        "positioning_any": positioning_any(text, title, works_text),
-        "synthesis": synthesis(text, works_text, threshold),
+        "positioning": positioning(text, title, paper_text, works_text, threshold, unit_sentences),
+        "positioning_any": positioning_any(text, title, works_text, unit_sentences=unit_sentences),
+        "synthesis": synthesis(text, works_text, threshold, unit_sentences),
         "theme_coherence": theme_coherence(text, works_text),
         "content_per_citation": content_per_citation(text),
     }
 
 
-def task_relating(text: str, task: Task, threshold: float) -> dict[str, float | None]:
+def task_relating(text: str, task: Task, threshold: float, unit_sentences: int) -> dict[str, float | None]:
     """:func:`relating_scores` of a section written for ``task``: the paper's text is its abstract (with the
     introduction a user gave, :func:`crewlib.data.records.with_introduction`), each work's text its title and
     abstract under its key. In the demo's and ``crew write``'s ``summary.json`` and the quality benchmark."""
     works = {key: f"{ref.title}. {ref.abstract}" for key, ref in task.reference_by_key.items()}
-    return relating_scores(text, task.title, task.abstract, works, threshold)
+    return relating_scores(text, task.title, task.abstract, works, threshold, unit_sentences)
 
 
 __all__ = ["MEASURES", "SYNTHESIS_STEMS", "Paragraph", "Sentence", "content_per_citation", "parse_sentence",
-           "positioning", "positioning_any", "relating_scores", "section_paragraphs", "split_sentences", "synthesis",
-           "task_relating", "theme_coherence"]
+           "per_unit", "positioning", "positioning_any", "relating_scores", "section_paragraphs", "split_sentences",
+           "synthesis", "task_relating", "theme_coherence"]

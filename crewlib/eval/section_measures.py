@@ -4,6 +4,7 @@ and local coherence (crewlib.eval.suite's ``grounding`` group; docs/method.md, "
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 
 from crewlib.citations import citation_spans
@@ -46,12 +47,22 @@ def paragraphing(text: str, sentences_per_paragraph: int) -> float | None:
 
 
 def local_coherence(text: str) -> float | None:
-    """How much each sentence says about what the one before it said, within a paragraph: the mean content-word
-    overlap (:func:`overlap`) of adjacent sentences; None for a text without two sentences in one paragraph.
-    A lexical variant of local coherence (Foltz, Kintsch and Landauer 1998: adjacent-sentence similarity)."""
+    """How much more each sentence says about the one before it (within a paragraph) than about any sentence of the
+    section: for each adjacent pair, the share of the section's sentence pairs whose content-word overlap
+    (:func:`overlap`) is below the adjacent pair's (a tie counts half), averaged over the adjacent pairs. 0.5: the
+    sentences follow each other no better than in a random order; None for a text of fewer than three sentences or
+    without two sentences in one paragraph. A lexical, rank-based variant of local coherence (Foltz, Kintsch and
+    Landauer 1998: adjacent-sentence similarity), measured against the section's own pairs (instrument version 5,
+    docs/method.md): a section that repeats its vocabulary everywhere no longer scores as coherent, and sentences
+    in a shuffled order or themes dealt across paragraphs score about 0.5."""
     split = [split_sentences(p) for p in paragraphs(text)]
-    pairs = [(a, b) for p in split for a, b in zip(p, p[1:], strict=False)]
-    return sum(overlap(a, b) for a, b in pairs) / len(pairs) if pairs else None
+    flat = [s for p in split for s in p]
+    adjacent = [overlap(a, b) for p in split for a, b in zip(p, p[1:], strict=False)]
+    if len(flat) < 3 or not adjacent:
+        return None
+    every = sorted(overlap(a, b) for i, a in enumerate(flat) for b in flat[i + 1:])
+    return sum((bisect_left(every, v) + (bisect_right(every, v) - bisect_left(every, v)) / 2) / len(every)
+               for v in adjacent) / len(adjacent)
 
 
 # Words by which a first-person sentence sets the paper beside a work ("Unlike [R3], we ..."): the paper's voice,

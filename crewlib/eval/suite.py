@@ -343,7 +343,8 @@ class Evaluator:
         id_to_key = {v: k for k, v in item.key_to_id.items()}
         works = {id_to_key[r.ref_id]: r.text for r in ex.references if r.ref_id in id_to_key and r.text}
         paper = "\n\n".join(t for t in (ex.target_abstract, ex.target_introduction) if t.strip())
-        scores = relating_scores(item.text, ex.target_title, paper, works, self.params.output.support_threshold)
+        scores = relating_scores(item.text, ex.target_title, paper, works, self.params.output.support_threshold,
+                                 self.settings.paragraph_sentences)
         scores["citation_content"] = citation_content(item.text, self.settings.citation_content_words)
         return {name: Unavailable(f"{name} is undefined for this text") if value is None else value
                 for name, value in scores.items()}

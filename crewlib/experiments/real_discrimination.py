@@ -8,7 +8,8 @@ project ships none of them), each measured apart:
   only where its licence allows);
 - **STRoGeNS**: arXiv sections with numbered citations and four systems' outputs, no text of the works or the
   paper: only the measures that need none (``citation_recall``, coherence, paragraphing, the rates, a cut end,
-  positioning_any, synthesis on its words, citation_content).
+  positioning_any, synthesis on its words, citation_content); measured in two halves (:func:`halves`): the papers
+  version 5 was designed on, and those held out from its design.
 
 Two checks, on the composite without the LLM (the instrument's offline part; the judges' parts need answers no one
 recorded for these papers):
@@ -32,6 +33,7 @@ import argparse
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import pandas as pd
 
@@ -51,7 +53,9 @@ from crewlib.experiments.discrimination import DEGRADATIONS, GOLD, degraded_outp
 from crewlib.schema import Params
 
 JUDGE = "none (composite without the LLM)"
-SET_NAMES = {"hoang_kan": "real: Hoang & Kan", "rwsgprv": "real: RWSG-PRV", "strogens": "real: STRoGeNS"}
+SET_NAMES = {"hoang_kan": "real: Hoang & Kan", "rwsgprv": "real: RWSG-PRV", "strogens": "real: STRoGeNS, design half"}
+T = TypeVar("T")
+HELD_OUT = "real: STRoGeNS, held out"  # the papers at odd positions of the file: never read to design version 5
 DISCRIMINATION_FILE = "05_judge_discrimination_real.csv"
 SYSTEMS_FILE = "05_gold_vs_systems.csv"
 SETS_FILE = "05_real_sets.csv"  # per set: papers, the golds' citations, and the share left unresolved
@@ -103,6 +107,12 @@ def gold_against_systems(params: Params, label: str, examples: Sequence[EvalExam
     return pd.DataFrame(out, columns=[SET, "system", "pairs", "gold_first", "ties", "system_first", "judge"])
 
 
+def halves(examples: Sequence[T]) -> tuple[list[T], list[T]]:
+    """STRoGeNS's papers split by their position in the file (docs/method.md, "Version 5"): the even positions
+    (0, 2, ...), which version 5 was designed on beside Hoang & Kan and RWSG-PRV, and the odd ones, held out."""
+    return list(examples[0::2]), list(examples[1::2])
+
+
 def unresolved(label: str, examples: Sequence[EvalExample]) -> dict:
     """How many of the golds' citations were written as keys, and the share left as written."""
     counts = [keyed_gold_counts(e)[1:] for e in examples]
@@ -145,16 +155,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not path:
             continue
         examples = [e for e in read(path) if e.gold.strip()]
-        label = SET_NAMES[name]
-        counts.append(unresolved(label, examples))
-        table, skips = real_discrimination(params, label, examples)
-        tables.append(table)
-        skipped += skips
         outputs = read_strogens(path)[1] if name == "strogens" else {}
         if name == "rwsgprv" and args.ours:
             outputs = {"crew (1.5B, crew write)": read_ours(Path(args.ours), examples)}
-        if outputs:
-            systems.append(gold_against_systems(params, label, examples, outputs))
+        parts = [(SET_NAMES[name], examples)]
+        if name == "strogens":
+            parts = list(zip((SET_NAMES[name], HELD_OUT), halves(examples), strict=True))
+        for label, part in parts:
+            counts.append(unresolved(label, part))
+            table, skips = real_discrimination(params, label, part)
+            tables.append(table)
+            skipped += skips
+            if outputs:
+                systems.append(gold_against_systems(params, label, part, outputs))
     _write(Path(resolve_path(args.figures)), tables, systems, counts, skipped)
     return 0
 

@@ -254,7 +254,8 @@ def _save(example, run, references, out: Path, extra: dict) -> WriteResult:
                "rounds": generation.notes.get("rounds"), "rounds_played": generation.notes.get("rounds_played"),
                "output_checks": generation.notes.get("output_checks"),
                **({"themes": generation.notes["themes"]} if "themes" in generation.notes else {}),
-               "relating": task_relating(generation.text, run.task, run.params.output.support_threshold),
+               "relating": task_relating(generation.text, run.task, run.params.output.support_threshold,
+                                   run.params.eval.paragraph_sentences),
                **({"cost": client.ledger.breakdown(list(generation.records))} if client else {}), **extra}
     footer = (f"Written by {generation.system}" + (f" with {summary['model']}" if summary["model"] else "") + ". "
               f"Citation verification: {check.resolved}/{check.citations} citations resolve"
