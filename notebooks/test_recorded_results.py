@@ -15,7 +15,7 @@ from conftest import RECORDING
 
 from crewlib.baselines import SYSTEMS
 from crewlib.config import PROJECT_ROOT, load_params
-from crewlib.experiments import results
+from crewlib.experiments import real_discrimination, results
 
 # what the notebooks wrote in this run (pytest --nbval: conftest.py's folder), else the shipped files
 FIGURES = Path(os.environ.get("CREW_FIGURES_DIR") or PROJECT_ROOT / "figures")
@@ -53,7 +53,7 @@ def test_main_results_cover_every_system_with_the_paper_beside_and_the_judge_mea
     assert discrimination["correct"].between(0, 1).all() and (discrimination["pairs"] > 0).all()
     everything = pd.read_csv(FIGURES / "05_judge_discrimination.csv")
     real = everything[everything.papers.str.startswith("real: ")]  # appended from 05_judge_discrimination_real.csv
-    assert set(real.papers) <= {"real: Hoang & Kan", "real: RWSG-PRV", "real: STRoGeNS"}
+    assert set(real.papers) <= {*real_discrimination.SET_NAMES.values(), real_discrimination.HELD_OUT}
     assert "composite" not in set(real.instrument)  # no judge there: the composite without the LLM only
     assert real[real.instrument == "composite without the LLM"].pairs.sum() >= 200 or real.empty
     damages = everything[~everything.papers.str.startswith("real: ")]
