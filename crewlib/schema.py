@@ -349,6 +349,7 @@ class ExperimentsBlock(Block):
     ray_num_cpus: int | None = Field(ge=1)
     ray_task_cpus: float = Field(gt=0)
     metrics: list[str] = Field(min_length=1)
+    metric_systems: dict[str, list[str]]  # a group of `metrics` scored on these systems' sections only
 
 
 class FailureRunBlock(Block):

@@ -414,3 +414,30 @@ def test_notebook_08s_plan_adds_its_team_sizes_and_marwgs_ablation(tmp_path):
     judges = next(p for p in quick.index if p.startswith("judges"))
     # CREW and teams of 2 and 4 on 5 papers are judged, MA-RWG's sections are scored by its own measures
     assert quick.loc[judges, "sections"] == 3 * 5 and quick.loc["total", "sections"] == 3 * 5 + 2 * 2
+
+
+def test_a_group_limited_to_some_systems_scores_their_sections_only_and_the_tables_say_so(tmp_path):
+    """experiments.metric_systems (recorded: MA-RWG's text quality on CREW's and MA-RWG's sections only)."""
+    from types import SimpleNamespace
+
+    from crewlib.eval import Evaluator
+    from crewlib.experiments.main_results import MainResults, score_groups
+
+    examples = [_example("a"), _example("b")]
+    frame = run_generations(["extractive", "primera"], examples, PARAMS, out_dir=tmp_path, progress=False).frame()
+    frame = pd.concat([frame, frame[frame.system == "extractive"].assign(system="copy")], ignore_index=True)
+    evals = [EvalExample.from_rwg(e) for e in examples]
+    scores = score_groups(Evaluator(PARAMS), frame, evals, ["citation", "rouge"], {"rouge": ["copy"]})
+    assert set(scores[scores.metric == "citation_recall"].system) == {"extractive", "copy"}
+    assert set(scores[scores.metric == "rougeL"].system) == {"copy"}
+    lost = [u for u in scores.attrs["unavailable"] if u["system"] == "primera"]  # kept through the concat
+    assert len(lost) == 2 and {u["group"] for u in lost} == {"*"}
+    assert set(scores.attrs["timing_s"]) == {"citation", "rouge"}
+    run = MainResults(SimpleNamespace(frame=lambda: frame), scores, examples, ("citation", "rouge"), {}, None,
+                      ("extractive", "copy"), only={"rouge": ["copy"]})
+    table = run._table({"citation_recall": "recall", "rougeL": "ROUGE-L", "tq": "TQ"})
+    assert table.loc["extractive", "ROUGE-L"] == "not run (rouge: copy only)"
+    assert re.fullmatch(r"\d\.\d\d \[.*\]", table.loc["copy", "ROUGE-L"])
+    assert table.loc["copy", "TQ"] == "not run (tq)"
+    narrowed = score_groups(Evaluator(PARAMS), frame, evals, ["citation"], {"rouge": ["copy"]})
+    assert "rougeL" not in set(narrowed.metric) and "citation_recall" in set(narrowed.metric)

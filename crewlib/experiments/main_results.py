@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
@@ -63,6 +63,7 @@ class MainResults:
     systems: tuple[str, ...]
     paired: pd.DataFrame | None = None  # the instrument's verdicts on (CREW, system) per paper
     real: pd.DataFrame | None = None  # the composite without the LLM on real sections (real_discrimination.measured)
+    only: Mapping[str, Sequence[str]] = field(default_factory=dict)  # experiments.metric_systems: group -> systems
 
     @cached_property
     def frame(self) -> pd.DataFrame:
@@ -71,8 +72,12 @@ class MainResults:
     def _table(self, labels: Mapping[str, str]) -> pd.DataFrame:
         table = results_table(self.scores, self.frame, labels, systems=self.systems)
         for metric, label in labels.items():
-            if GROUP_OF.get(metric, "citation") not in self.metrics:
-                table[label] = f"not run ({GROUP_OF[metric]})"
+            group = GROUP_OF.get(metric, "citation")
+            if group not in self.metrics:
+                table[label] = f"not run ({group})"
+            elif group in self.only:
+                others = [s for s in table.index if s not in self.only[group]]
+                table.loc[others, label] = f"not run ({group}: {', '.join(self.only[group])} only)"
         return table
 
     def crew_table(self) -> pd.DataFrame:
@@ -140,7 +145,8 @@ class MainResults:
         paired_table = self.paired_table()
         return {
             "systems": list(self.systems), "examples": [e.target_id for e in self.examples],
-            "metric_groups": list(self.metrics), "conditions": self.ours,
+            "metric_groups": list(self.metrics), "metric_systems": {g: list(s) for g, s in self.only.items()},
+            "conditions": self.ours,
             "drafts": {s: int(self.frame[(self.frame.system == s)].text.notna().sum()) for s in self.systems},
             "errors": {s: sorted(set(self.frame[(self.frame.system == s) & self.frame.text.isna()].error.astype(str)))
                        for s in self.systems},
@@ -173,7 +179,8 @@ def run_main_results(params: Params, *, systems: Sequence[str] = tuple(SYSTEMS),
     evaluator = Evaluator(params)
     eval_examples = [EvalExample.from_rwg(e) for e in examples]
     frame = generations.frame()
-    scores = evaluator.score(frame, eval_examples, metrics=metrics, progress=progress)
+    scores = score_groups(evaluator, frame, eval_examples, metrics, params.experiments.metric_systems,
+                          progress=progress)
     checked, found = None, None
     if judge_check:
         checked = measure_instrument(params, eval_examples, judges=evaluator.judges, progress=progress)
@@ -186,7 +193,25 @@ def run_main_results(params: Params, *, systems: Sequence[str] = tuple(SYSTEMS),
     ours = paper.our_conditions(params, model=client.model, papers=len(examples), judges=judges,
                                 systems_rounds=rounds)
     return MainResults(generations, scores, examples, tuple(metrics), ours, checked, tuple(systems), found,
-                       real_discrimination.measured())
+                       real_discrimination.measured(), dict(params.experiments.metric_systems))
+
+
+def score_groups(evaluator: Evaluator, frame: pd.DataFrame, examples: Sequence[EvalExample], metrics: Sequence[str],
+                 only: Mapping[str, Sequence[str]], *, progress: bool = False) -> pd.DataFrame:
+    """The suite's ``metrics`` groups on every system's sections, except a group of ``only``
+    (``experiments.metric_systems``), scored on the sections of its systems only; a group of ``only`` that is not
+    among ``metrics`` (a run the user narrowed) is not run."""
+    only = {group: systems for group, systems in only.items() if group in metrics}
+    everywhere = [g for g in metrics if g not in only]
+    parts = [evaluator.score(frame, examples, metrics=everywhere, progress=progress)] if everywhere else []
+    parts += [evaluator.score(frame[frame.system.isin(systems)], examples, metrics=[group], progress=progress)
+              for group, systems in only.items()]
+    scores = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    if parts:  # what could not be computed, per part; the missing answers and judgements accumulate in the evaluator
+        scores.attrs.update(parts[-1].attrs)
+        scores.attrs["unavailable"] = [u for part in parts for u in part.attrs.get("unavailable", [])]
+        scores.attrs["timing_s"] = {g: t for part in parts for g, t in part.attrs.get("timing_s", {}).items()}
+    return scores
 
 
 def absolute_judged(settings: InstrumentBlock, evaluation: Sequence[EvalExample]) -> bool | set[str]:
