@@ -30,10 +30,13 @@ import sys
 from collections import defaultdict
 
 from crewlib.citations import citation_groups
+from crewlib.config import load_params
 from crewlib.eval.gold_keys import citation_surname as surname  # the first author's surname as citations name it
 from crewlib.eval.gold_keys import fold_name
 from crewlib.eval.real_sets import read_hoang_kan, read_rwsgprv, read_strogens
 from crewlib.eval.relating import MEASURES, relating_scores
+
+UNIT = load_params("quick").eval.paragraph_sentences  # a reading unit's sentences (the relating measures' unit)
 
 __all__ = ["map_works", "surname", "work_text"]  # benchmarks/quality.py imports them from here
 
@@ -83,7 +86,7 @@ def rwsgprv(path: str, threshold: float, mode: str, verbose: bool, introduction:
         works, m, t = map_works(example.gold, cited)
         mapped, total = mapped + m, total + t
         paper = example.target_abstract + (f"\n\n{example.target_introduction}" if introduction else "")
-        scores = relating_scores(example.gold, example.target_title, paper, works, threshold)
+        scores = relating_scores(example.gold, example.target_title, paper, works, threshold, UNIT)
         rows.append(scores)
         if verbose:
             print(example.example_id, {k: None if v is None else round(v, 3) for k, v in scores.items()},
@@ -95,7 +98,7 @@ def rwsgprv(path: str, threshold: float, mode: str, verbose: bool, introduction:
 def hoang_kan(path: str, threshold: float, verbose: bool) -> None:
     rows = []
     for example in read_hoang_kan(path):
-        scores = relating_scores(example.gold, "", "", None, threshold)
+        scores = relating_scores(example.gold, "", "", None, threshold, UNIT)
         rows.append(scores)
         if verbose:
             print(example.example_id, {k: None if v is None else round(v, 3) for k, v in scores.items()})
@@ -109,11 +112,10 @@ def strogens(path: str, threshold: float) -> None:
         texts[system] = [by_paper[e.example_id] for e in examples if e.example_id in by_paper]
     for system, sections in texts.items():
         report(f"STRoGeNS {system} ({path}; no paper or works' text)",
-               [relating_scores(t, "", "", None, threshold) for t in sections])
+               [relating_scores(t, "", "", None, threshold, UNIT) for t in sections])
 
 
 def sample(threshold: float, mode: str, verbose: bool) -> None:
-    from crewlib.config import load_params
     from crewlib.tasks import build_tasks
 
     params = load_params("quick")
@@ -125,7 +127,7 @@ def sample(threshold: float, mode: str, verbose: bool) -> None:
                  for r in example.references]
         works, m, t = map_works(example.gold_related_work, cited)
         mapped, total = mapped + m, total + t
-        scores = relating_scores(example.gold_related_work, example.title, example.abstract, works, threshold)
+        scores = relating_scores(example.gold_related_work, example.title, example.abstract, works, threshold, UNIT)
         rows.append(scores)
         if verbose:
             print(example.target_id, {k: None if v is None else round(v, 3) for k, v in scores.items()},
@@ -151,8 +153,6 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("name at least one set: --rwsgprv, --hoang-kan, --strogens or --sample")
     threshold = args.threshold
     if threshold is None:
-        from crewlib.config import load_params
-
         threshold = load_params("quick").output.support_threshold
     print(f"support threshold {threshold}")
     if args.rwsgprv:

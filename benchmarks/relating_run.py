@@ -78,7 +78,7 @@ def main() -> None:
           f"({len(cited & readable) / max(len(readable), 1):.3f}); pool {len(task.references)}")
     print("faults:", section_faults(text, task, OutputChecks.from_params(params)))
     print("relating:", {k: None if v is None else round(v, 3) for k, v in
-                        relating.task_relating(text, task, threshold).items()})
+                        relating.task_relating(text, task, threshold, params.eval.paragraph_sentences).items()})
     print("cost:", {k: summary.get(k) for k in ("calls", "prompt_tokens", "prompt_tokens_cached", "completion_tokens",
                                                 "wall_time_s")})
 
