@@ -206,7 +206,8 @@ class EvalBlock(Block):
     judges: list[dict | None]  # None = the run's own llm; a dict overrides the llm block
     judge_retries: int = Field(ge=0)
     soft_recall_threshold: float
-    soft_recall_max_refs: int = PositiveInt
+    soft_recall_max_pairs: int = PositiveInt
+    soft_recall_credit: float = Field(ge=0, le=1)
     sn_threshold: float
     max_nli_pairs: int = Field(ge=0)
     max_function_sentences: int = Field(ge=0)
@@ -305,6 +306,9 @@ class MARWGBlock(Block):
     page_words: int = PositiveInt
     delta: int = PositiveInt  # δ: a taxonomy node with ρ ≥ δ papers is split
     l_max: int = PositiveInt
+    root_level: int = Field(ge=0, le=1)  # the dimension's own level: 1 (the paper: l_max counts it) or 0
+    taxonomy_shape: Literal["dag", "tree"]  # dag: a paper may sit under several parents (the paper)
+    revision_aspects: bool  # the revision works on the paper's four aspects, besides the feedback
     max_verify: int = Field(ge=0)
     generator: dict | None  # an llm override; None = the run's llm
     verifier: dict | None  # an llm override; None = the generator
@@ -327,6 +331,8 @@ class MARWGBlock(Block):
     def _topic_range(self) -> MARWGBlock:
         if self.min_topics > self.max_topics:
             raise ValueError(f"min_topics ({self.min_topics}) exceeds max_topics ({self.max_topics})")
+        if self.l_max <= self.root_level:
+            raise ValueError(f"l_max ({self.l_max}) leaves no level below the dimension (root_level {self.root_level})")
         return self
 
 
@@ -343,6 +349,12 @@ class BaselinesBlock(Block):
     marwg: MARWGBlock
 
 
+class RetrievalBlock(Block):
+    retrievers: list[Literal["bm25", "dense"]] = Field(min_length=1)
+    top_k: int = PositiveInt  # candidates kept from the library (RWGBench: 50 of 1.09M)
+    metrics: list[str] = Field(min_length=1)  # the evaluation suite's groups scored on the sections
+
+
 class ExperimentsBlock(Block):
     backend: Literal["local", "ray"]
     ray_address: str | None
@@ -350,6 +362,7 @@ class ExperimentsBlock(Block):
     ray_task_cpus: float = Field(gt=0)
     metrics: list[str] = Field(min_length=1)
     metric_systems: dict[str, list[str]]  # a group of `metrics` scored on these systems' sections only
+    retrieval: RetrievalBlock  # RWGBench's retrieval setting (crewlib/experiments/retrieval.py)
 
 
 class FailureRunBlock(Block):

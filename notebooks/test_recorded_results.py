@@ -157,6 +157,7 @@ def test_notebook_05_runs_on_the_llm_free_systems_alone_and_marks_the_groups_it_
     table = pd.read_csv(figures / "05_crew_table.csv", index_col="system")
     assert table.loc["extractive", "Overall"] == "not run (judge)" and "Overall (paper)" in table.columns
     assert (figures / "05_quality_vs_tokens.png").stat().st_size > 10_000
+    assert not (figures / "05_retrieval_setting.csv").exists()  # its writer, long context, was not run
 
 
 def test_sq2e_summarises_every_document_with_every_system_and_labels_its_instruments():

@@ -16,6 +16,7 @@ from fakes import ScriptedOpenAIServer, Step
 from crewlib import prompts
 from crewlib.baselines import make_system
 from crewlib.baselines.marwg import (
+    DIMENSIONS,
     MARWG,
     Topic,
     build_taxonomy,
@@ -25,6 +26,7 @@ from crewlib.baselines.marwg import (
     select_papers,
     validate_outline,
 )
+from crewlib.baselines.marwg.pipeline import PaperCard
 from crewlib.config import ParamsError, as_dict, load_params, with_overrides
 from crewlib.data.records import Reference, RWGExample
 from crewlib.llm import EndpointError
@@ -245,6 +247,43 @@ def system_for_params(make_client, scripted_server):
     def factory(embed_fn=bag_of_words, **settings):
         return MARWG(marwg_params(**settings), make_client(scripted_server), embed_fn=embed_fn)
     return factory
+
+
+# ------------------------------------------------------------------------------------------ as the paper describes
+SHARED = {"R1": "graph neural", "R2": "graph neural", "R3": "text lexical", "R4": "text lexical", "R5": "graph text"}
+
+
+def test_the_dag_puts_a_paper_under_every_node_of_its_level_within_the_threshold():
+    tree = build_taxonomy(SHARED, "Methodology", 9, 3, bag_of_words, width_threshold=0.3, depth_step=0.2)
+    dag = build_taxonomy(SHARED, "Methodology", 9, 3, bag_of_words, width_threshold=0.3, depth_step=0.2,
+                         shape="dag")
+    assert [c.papers for c in tree.children] == [["R1", "R2", "R5"], ["R3", "R4"]]  # a partition
+    assert [c.papers for c in dag.children] == [["R1", "R2", "R5"], ["R3", "R4", "R5"]]  # "graph text": both parents
+    with pytest.raises(ValueError, match="'tree' or 'dag'"):
+        build_taxonomy(SHARED, "Methodology", 9, 3, bag_of_words, width_threshold=0.3, depth_step=0.2, shape="forest")
+
+
+@pytest.mark.parametrize("root_level,depth", [(1, 2), (0, 3)])
+def test_l_max_counts_the_dimension_as_level_one_as_the_paper_does(system_for_params, root_level, depth):
+    labels = {f"R{i}": label for i, label in enumerate(HIERARCHY, 1)}
+    cards = {k: PaperCard(k, "summary", {d: label for d in DIMENSIONS}) for k, label in labels.items()}
+    system = system_for_params(delta=3, l_max=3, root_level=root_level, taxonomy_shape="tree", width_threshold=0.3,
+                               depth_step=0.2)
+    assert {t.depth for t in system.taxonomies(cards).values()} == {depth}
+    with pytest.raises(ParamsError, match=r"l_max \(1\) leaves no level below the dimension"):
+        marwg_params(l_max=1, root_level=1)
+
+
+def test_the_revision_asks_for_the_papers_four_aspects_only_when_set():
+    fields = {"title": "T", "index": 1, "n": 1, "topic": "x", "paragraph": "p", "papers": "", "feedback": "",
+              "words": 60}
+    with_aspects = prompts.MARWG_REVISE.format(aspects=prompts.MARWG_REVISE_ASPECTS, **fields)
+    without = prompts.MARWG_REVISE.format(aspects="", **fields)
+    for aspect in ("reorganise the structure", "strengthen the criticism", "simplify the language",
+                   "comparison between the works clearer"):
+        assert aspect in with_aspects and aspect not in without
+    # Without them, the text the recorded answers were asked with, word for word.
+    assert "following the feedback where it concerns this topic. Keep it one paragraph" in without
 
 
 # ------------------------------------------------------------------------------------------ pages (stage 2)

@@ -5,9 +5,10 @@
 - RWGBench's judge score: Coherence, Organisation, Fluency, Academic style, each 1–5, with its
   own prompt and rubrics (``prompts.RWGBENCH_JUDGE``), mean = the score.
 - NLI (entailment / neutral / contradiction, valued 1 / ½ / 0 in :data:`NLI_VALUE`): claim support
-  (premise: a cited paper's title and abstract; hypothesis: the sentence citing it) and RWGBench
-  soft recall (premise: the generated text's citing sentences; hypothesis: the gold section's
-  claim about one gold reference). Definitions: docs/method.md §Metrics.
+  (premise: a cited paper's title and abstract; hypothesis: the sentence citing it).
+- RWGBench soft recall's alternatives: is a cited non-gold paper a topically compatible alternative to a gold
+  paper the text does not cite, judged on their titles and abstracts (yes / no)? Definitions: docs/method.md
+  §Metrics.
 
 Every call goes through the project's :class:`~crewlib.llm.LLMClient` (cache, ledger, faults).
 An answer that is not valid JSON for its schema is re-asked once by the client, then asked
@@ -45,6 +46,11 @@ class JudgeAnswer(pydantic.BaseModel):
 class NLIAnswer(pydantic.BaseModel):
     reason: str  # first: a small model labels better after a one-sentence reason
     label: Literal["entailment", "neutral", "contradiction"]
+
+
+class AlternativeAnswer(pydantic.BaseModel):
+    reason: str
+    compatible: Literal["yes", "no"]
 
 
 class FunctionAnswer(pydantic.BaseModel):
@@ -129,10 +135,12 @@ def rwgbench_judge_messages(dimension: str, *, title: str, abstract: str, text: 
     return [{"role": "system", "content": prompts.JUDGE_SYSTEM}, {"role": "user", "content": prompt}]
 
 
-def soft_recall_messages(generated: str, gold_claim: str) -> list[dict]:
-    """Soft-recall NLI: does the generated text's treatment of its cited papers support a gold claim?"""
-    return [{"role": "system", "content": prompts.NLI_SYSTEM},
-            {"role": "user", "content": prompts.SOFT_RECALL_NLI.format(premise=generated, hypothesis=gold_claim)}]
+def alternative_messages(*, title: str, cited: str, alternative: str) -> list[dict]:
+    """RWGBench soft recall: could the paper ``alternative`` stand in for the gold paper ``cited`` (titles and
+    abstracts) in the related work of the paper titled ``title``?"""
+    return [{"role": "system", "content": prompts.ALTERNATIVE_SYSTEM},
+            {"role": "user", "content": prompts.ALTERNATIVE_CITATION.format(title=title, cited=cited,
+                                                                           alternative=alternative)}]
 
 
 def nli_messages(premise: str, hypothesis: str) -> list[dict]:

@@ -10,15 +10,15 @@ the choice is stated:
   cosine between the MiniLM embedding of each distinct cited reference's title + abstract and
   that of the target's abstract (unit vectors; the mean is not clipped). Cited references
   without a title or abstract are left out; a text citing none with a text has no value.
-- *soft recall*: recall with partial credit graded by entailment, one LLM NLI judgement per gold
-  reference. Premise: the generated text's treatment of the papers it cites (its sentences that
-  carry a resolved citation marker, markers removed). Hypothesis: the gold section's claim about
-  that gold reference (the gold sentences citing it, markers removed). Credit: entailment 1,
-  neutral 0.5, contradiction 0; soft recall = the mean credit over the gold references judged.
-  A gold reference the gold section cites in no sentence we can find is not judged (counted).
+- *soft recall*: recall where a cited gold paper scores 1 and a gold paper the text does not cite earns
+  partial credit (``eval.soft_recall_credit``, ours: the benchmark gives partial credit without a weight we can
+  cite) when a cited non-gold paper is judged a topically compatible alternative to it, on the two papers' titles
+  and abstracts (one LLM judgement per pair). Which alternative is judged for which missed gold paper is ours: the
+  pairs of :func:`alternative_pairs` (one-to-one, most similar by MiniLM cosine first), at most
+  ``eval.soft_recall_max_pairs`` per text.
 - *soft recall (cosine)*, ``soft_recall_cosine``, a second and different metric kept from earlier
   versions: a missed gold paper earns partial credit equal to its MiniLM cosine with a cited
-  non-gold paper (one-to-one, greedy, only if cosine ≥ ``eval.soft_recall_threshold``).
+  non-gold paper (the same pairs, only if cosine ≥ ``eval.soft_recall_threshold``).
 - *citation density*: distinct cited papers per 100 words; reported relative to the gold section
   (generated / gold, so 1.0 = same density).
 - *balance*: share of the distinct cited papers that are cited exactly once.
@@ -41,7 +41,7 @@ import numpy as np
 from scipy.spatial.distance import jensenshannon
 
 from crewlib.citations import find_citation_keys
-from crewlib.eval.llm_metrics import CITATION_FUNCTIONS, NLI_VALUE, RWGBENCH_DIMENSIONS
+from crewlib.eval.llm_metrics import CITATION_FUNCTIONS, RWGBENCH_DIMENSIONS
 from crewlib.text import sentences, strip_markers, word_count
 
 
@@ -57,34 +57,48 @@ def citation_recall(cited: Sequence[str], gold: Sequence[str]) -> float:
     return len(set(cited) & set(gold)) / len(set(gold))
 
 
+def alternative_pairs(cited: Sequence[str], gold: Sequence[str], similarity: Callable[[str, str], float],
+                      threshold: float = -1.0) -> list[tuple[str, str, float]]:
+    """(missed gold paper, cited non-gold paper, similarity): each gold paper the text does not cite paired with at
+    most one cited alternative and each alternative used once, the most similar pairs first (greedy), pairs below
+    ``threshold`` left out."""
+    gold_set, cited_set = list(dict.fromkeys(gold)), set(cited)
+    missed = [g for g in gold_set if g not in cited_set]
+    alternatives = [c for c in dict.fromkeys(cited) if c not in set(gold_set)]
+    ranked = sorted(((similarity(g, a), g, a) for g in missed for a in alternatives), reverse=True)
+    used: set[str] = set()
+    pairs = []
+    for score, g, a in ranked:
+        if score < threshold:
+            break
+        if g not in used and a not in used:
+            used.update((g, a))
+            pairs.append((g, a, score))
+    return pairs
+
+
+def _gold_hits(cited: Sequence[str], gold: Sequence[str]) -> tuple[list[str], int]:
+    gold_set = list(dict.fromkeys(gold))
+    if not gold_set:
+        raise ValueError("soft recall needs gold cited ids")
+    return gold_set, len(set(gold_set) & set(cited))
+
+
 def soft_recall_cosine(cited: Sequence[str], gold: Sequence[str], similarity: Callable[[str, str], float],
                        threshold: float) -> float:
     """Recall where a missed gold paper is partly covered by a topically close cited alternative (cosine)."""
-    gold_set, cited_set = list(dict.fromkeys(gold)), set(cited)
-    if not gold_set:
-        raise ValueError("soft recall needs gold cited ids")
-    hits = [g for g in gold_set if g in cited_set]
-    missed = [g for g in gold_set if g not in cited_set]
-    alternatives = [c for c in dict.fromkeys(cited) if c not in set(gold_set)]
-    pairs = sorted(((similarity(g, a), g, a) for g in missed for a in alternatives), reverse=True)
-    used_g: set[str] = set()
-    used_a: set[str] = set()
-    credit = 0.0
-    for score, g, a in pairs:  # greedy one-to-one matching, best pairs first
-        if score < threshold:
-            break
-        if g not in used_g and a not in used_a:
-            used_g.add(g)
-            used_a.add(a)
-            credit += min(1.0, score)
-    return (len(hits) + credit) / len(gold_set)
+    gold_set, hits = _gold_hits(cited, gold)
+    credit = sum(min(1.0, score) for _, _, score in alternative_pairs(cited, gold, similarity, threshold))
+    return (hits + credit) / len(gold_set)
 
 
-def soft_recall(labels: Sequence[str]) -> float:
-    """Soft recall from one NLI label per judged gold reference: entailment 1, neutral ½, contradiction 0."""
-    if not labels:
-        raise ValueError("soft recall needs at least one judged gold reference")
-    return sum(NLI_VALUE[label] for label in labels) / len(labels)
+def soft_recall(cited: Sequence[str], gold: Sequence[str], compatible: int, credit: float) -> float:
+    """RWGBench soft recall: 1 per cited gold paper, ``credit`` per missed gold paper whose paired alternative was
+    judged compatible (``compatible`` of them), over the gold papers."""
+    gold_set, hits = _gold_hits(cited, gold)
+    if not 0 <= compatible <= len(gold_set) - hits:
+        raise ValueError(f"{compatible} compatible alternatives for {len(gold_set) - hits} missed gold papers")
+    return (hits + credit * compatible) / len(gold_set)
 
 
 def topical_relevance(cited_vectors: np.ndarray, target_vector: np.ndarray) -> float:

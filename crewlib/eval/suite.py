@@ -31,8 +31,8 @@ Metric groups and their papers (definitions in the modules named, and docs/metho
   from an abstract (``copied_sentences_rate``, ``eval.copy_words`` consecutive words).
 - ``judge`` (CREW: Coverage, Logic, Relevance), ``rwgbench_judge`` (RWGBench: Coherence,
   Organisation, Fluency, Academic style), ``tq`` (MA-RWG text quality) — LLM judges, 1–5.
-- ``soft_recall`` (RWGBench, NLI-graded), ``claim_support`` (with MA-RWG's ClaP and CitP),
-  ``frame_alignment`` (RWGBench) — LLM labels.
+- ``soft_recall`` (RWGBench: alternatives judged on titles and abstracts), ``claim_support`` (with MA-RWG's
+  ClaP and CitP), ``frame_alignment`` (RWGBench) — LLM labels.
 """
 
 from __future__ import annotations
@@ -54,10 +54,12 @@ from crewlib.eval.llm_metrics import (
     NLI_VALUE,
     RWGBENCH_DIMENSIONS,
     TQ_DIMENSIONS,
+    AlternativeAnswer,
     FunctionAnswer,
     Judge,
     JudgeAnswer,
     NLIAnswer,
+    alternative_messages,
     ask,
     function_messages,
     judge_messages,
@@ -65,7 +67,6 @@ from crewlib.eval.llm_metrics import (
     nli_messages,
     parallel,
     rwgbench_judge_messages,
-    soft_recall_messages,
 )
 from crewlib.eval.relating import relating_scores
 from crewlib.eval.section_measures import (
@@ -421,37 +422,44 @@ class Evaluator:
         return self.judges[0].client  # the NLI / citation-function labeller: the first judge
 
     def _soft_recall(self, item: Item) -> dict[str, float | Unavailable]:
-        """RWGBench soft recall: one NLI label per gold reference (see :mod:`crewlib.eval.rwgbench`)."""
+        """RWGBench soft recall: each gold paper the text does not cite, paired with a cited non-gold paper
+        (:func:`~crewlib.eval.rwgbench.alternative_pairs`), is judged on the two titles and abstracts (see
+        :mod:`crewlib.eval.rwgbench`); a missing judgement is counted and earns no credit."""
         ex = item.example
-        gold = self._need_gold(item)
         if not ex.gold_cited_ids:
             raise Unavailable("the example has no gold cited ids")
-        premise = " ".join(strip_markers(s) for s, ids in
-                           rwgbench.citing_sentences(item.text, item.key_to_id, ex.citation_style) if ids)
-        if not premise:
-            raise Unavailable("the text cites no known reference, so it treats no paper")
-        claims = rwgbench.gold_claims(gold, ex.default_keys, ex.citation_style, ex.author_year)
-        judged = [g for g in dict.fromkeys(ex.gold_cited_ids) if g in claims][: self.settings.soft_recall_max_refs]
-        if not judged:
-            raise Unavailable("no gold sentence could be found citing a gold reference")
+        refs = ex.reference_by_id
+        cited = item.check.cited_ids  # none: no pair, the soft recall is 0 as the hard one
+        ids = [i for i in dict.fromkeys([*ex.gold_cited_ids, *cited]) if i in refs and refs[i].text]
+        vectors = dict(zip(ids, self._embed([refs[i].text for i in ids]), strict=True))
+        similarity = lambda a, b: float(vectors[a] @ vectors[b]) if a in vectors and b in vectors else -1.0
+        pairs = [(g, a) for g, a, score in rwgbench.alternative_pairs(cited, ex.gold_cited_ids, similarity, -0.5)]
+        pairs = pairs[: self.settings.soft_recall_max_pairs]  # papers without a text (-1) are never paired
         client = self._labeller()
 
-        def run(rid: str):
-            return ask(client, soft_recall_messages(premise, claims[rid]), NLIAnswer, caller=Caller("judge", "nli"),
-                       retries=self.settings.judge_retries, max_tokens=90)
+        def run(pair: tuple[str, str]):
+            gold, alternative = pair
+            return ask(client, alternative_messages(title=ex.target_title or "(not given)", cited=refs[gold].text,
+                                                    alternative=refs[alternative].text), AlternativeAnswer,
+                       caller=Caller("judge", "alternative"), retries=self.settings.judge_retries, max_tokens=90)
 
-        labels = []
-        for rid, asked in zip(judged, parallel(run, judged, self.settings.workers), strict=True):
+        compatible, missing = 0, 0
+        for (gold, alternative), asked in zip(pairs, parallel(run, pairs, self.settings.workers), strict=True):
             if asked.parsed is None:
-                self.missing.append({"system": item.system, "example": ex.example_id, "judge": "nli",
-                                     "dimension": rid, "metric": "soft_recall", "reason": asked.reason})
+                missing += 1
+                self.missing.append({"system": item.system, "example": ex.example_id, "judge": "alternative",
+                                     "dimension": f"{gold}/{alternative}", "metric": "soft_recall",
+                                     "reason": asked.reason})
             else:
-                labels.append(asked.parsed.label)
-        if not labels:
-            raise Unavailable("every NLI label is missing (see attrs['missing'])")
-        # How many gold references were judged, of how many: the claim of some cannot be found.
-        return {"soft_recall": rwgbench.soft_recall(labels), "soft_recall_judged": float(len(labels)),
-                "soft_recall_gold": float(len(set(ex.gold_cited_ids)))}
+                compatible += asked.parsed.compatible == "yes"
+                self.judgements.append({"system": item.system, "example": ex.example_id, "judge": "alternative",
+                                        "dimension": f"{gold}/{alternative}",
+                                        "score": float(asked.parsed.compatible == "yes"),
+                                        "rationale": asked.parsed.reason})
+        return {"soft_recall": rwgbench.soft_recall(cited, ex.gold_cited_ids, compatible,
+                                                    self.settings.soft_recall_credit),
+                "soft_recall_pairs": float(len(pairs)), "soft_recall_compatible": float(compatible),
+                "soft_recall_missing": float(missing)}
 
     def _claim_support(self, item: Item) -> dict[str, float]:
         refs = item.example.reference_by_id

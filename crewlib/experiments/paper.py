@@ -1,8 +1,8 @@
 """The published numbers our tables set beside ours, and the conditions of each (docs/results.md).
 
-Sources: the CREW paper (main results, SRW comparison, human evaluation) and the MA-RWG paper
-(its own metrics, on its own data and backbone). Only numbers these papers report are here;
-where a paper gives a difference (CREW vs SRW), the difference is kept as such and ours is
+Sources: the CREW paper (main results, SRW comparison, human evaluation), the MA-RWG paper
+(its own metrics, on its own data and backbone) and RWGBench (its retrieval setting). Only numbers
+these papers report are here; where a paper gives a difference (CREW vs SRW), the difference is kept as such and ours is
 computed the same way, never turned into an absolute number the paper does not print.
 """
 
@@ -48,6 +48,16 @@ ABLATIONS = {"w/o Critique": "Overall 2.58 (CREW 3.82)",
              "CREW": "Overall 3.82"}
 # The one ablation the paper gives as a single Overall number: CREW's Overall minus it (3.82 − 2.58)
 ABLATION_OVERALL_DROP = {"w/o Critique": round(3.82 - 2.58, 2)}
+# RWGBench's Table 2, GPT-5.5 rows (docs/results.md): its corpus of 1.09M documents, 100 test papers, top-50
+# candidates. Its soft recall is stated for Oracle-RAG only.
+RWGBENCH_RETRIEVAL = {
+    ("RWGBench RAG", "bm25"): {"hard recall": 0.140, "coverage": 0.144},
+    ("RWGBench RAG", "dense"): {"hard recall": 0.175, "coverage": 0.182},
+    ("RWGBench workflow, multi-query", "bm25"): {"hard recall": 0.161, "coverage": 0.167},
+    ("RWGBench workflow, multi-query", "dense"): {"hard recall": 0.178, "coverage": 0.186},
+    ("RWGBench Oracle-RAG", "gold citations given"): {"hard recall": 0.971, "soft recall": 0.993, "precision": 1.000},
+}
+RWGBENCH_RETRIEVAL_CONDITION = "paper (RWGBench, GPT-5.5; top 50 of 1.09M documents, 100 papers)"
 # 5% injected API failures (CREW paper): the wall seconds it reports for each system under failures
 API_FAILURES = {"crew": 812.0, "orchestrator": 1012.0}
 # Transfer (CREW paper): the controller trained once with Qwen 2.5 72B, the inference LLM swapped; Overall of long

@@ -165,14 +165,22 @@ the prose.
 1: not academic writing.""",
 }
 
-SOFT_RECALL_NLI = """Related-work text (what it says about the papers it cites):
-{premise}
+ALTERNATIVE_SYSTEM = (
+    "You compare two scientific papers for a related-work section: whether one could be cited in place of the "
+    "other. Answer with a single JSON object."
+)
 
-Claim from a reference related-work section about one cited paper: {hypothesis}
+ALTERNATIVE_CITATION = """A paper's authors cited paper A in its related work. A generated related-work section \
+cited paper B instead and not A.
 
-Does the text support the claim? First give a one-sentence reason, then the label: "entailment" if the text \
-states or clearly implies the claim (a paraphrase counts), "contradiction" if the text says the opposite, \
-"neutral" if the text does not say."""
+The paper: {title}
+
+Paper A (cited by the authors): {cited}
+
+Paper B (cited instead): {alternative}
+
+Is B a topically compatible alternative to A: does it address the same topic, so that it could serve the same \
+purpose in this paper's related work? First give a one-sentence reason, then "yes" or "no"."""
 
 CITATION_FUNCTION = """What is the function of this sentence from a related-work section, with respect to the \
 works it cites?

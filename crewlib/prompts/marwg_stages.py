@@ -89,8 +89,13 @@ Papers of this topic (key, title, summary):
 Reviewer feedback on the whole section:
 {feedback}
 
-Revise the paragraph, following the feedback where it concerns this topic. Keep it one paragraph on this \
+Revise the paragraph, following the feedback where it concerns this topic.{aspects} Keep it one paragraph on this \
 topic, of about {words} words, citing every claim about a paper with its key. Use only the keys listed above."""
+
+# MA-RWG's revision (the paper): four aspects every revision works on; without them (baselines.marwg.revision_aspects
+# false, the notebooks' recorded answers) the revision follows the feedback alone.
+MARWG_REVISE_ASPECTS = (" Revise along four aspects: reorganise the structure, strengthen the criticism, simplify "
+                        "the language and make the comparison between the works clearer.")
 
 MARWG_VERIFY = """Cited paper(s):
 {cited}

@@ -181,8 +181,10 @@ class MARWG(System):
     # ---------------------------------------------------------------- stage 4
     def taxonomies(self, cards: Mapping[str, PaperCard]) -> dict[str, TaxonomyNode]:
         cfg = self.config
-        return {d: build_taxonomy({k: c.labels[d] for k, c in cards.items()}, d, cfg.delta, cfg.l_max, self.embed,
-                                  width_threshold=cfg.width_threshold, depth_step=cfg.depth_step)
+        levels = cfg.l_max - cfg.root_level  # levels below the dimension: the paper counts the dimension as level 1
+        return {d: build_taxonomy({k: c.labels[d] for k, c in cards.items()}, d, cfg.delta, levels, self.embed,
+                                  width_threshold=cfg.width_threshold, depth_step=cfg.depth_step,
+                                  shape=cfg.taxonomy_shape)
                 for d in DIMENSIONS}
 
     # ---------------------------------------------------------------- stage 5
@@ -252,7 +254,8 @@ class MARWG(System):
         comments = "\n".join(f"- {name.replace('_', ' ')}: {text}" for name, text in feedback.model_dump().items())
         messages = [self._messages(prompts.MARWG_REVISE.format(
             title=task.title, index=i, n=len(topics), topic=t.title, paragraph=p,
-            papers=self._papers_block(task, cards, t.keys), feedback=comments, words=words))
+            papers=self._papers_block(task, cards, t.keys), feedback=comments, words=words,
+            aspects=prompts.MARWG_REVISE_ASPECTS if self.config.revision_aspects else ""))
             for i, (t, p) in enumerate(zip(topics, paragraphs, strict=True), 1)]
         answers, _ = self._ask(self.generator, "revision", messages, ParagraphOut, fallbacks)
         return [_one_paragraph(a.paragraph) if a is not None else p

@@ -111,8 +111,21 @@ def _representative(papers: list[str], labels: Mapping[str, str], vector: Mappin
     return labels[papers[_first_best(matrix @ centroid)]]
 
 
+def _shared(groups: list[list[str]], vector: Mapping[str, np.ndarray], threshold: float) -> list[list[str]]:
+    """The DAG's extra parents: each paper also joins every other group whose final centroid is within
+    ``threshold`` cosine of it (a paper may sit under several parents); the groups' own order is kept."""
+    centroids = unit_rows(np.stack([np.sum([vector[p] for p in g], axis=0) for g in groups]))
+    shared = [list(g) for g in groups]
+    for i, group in enumerate(groups):
+        for paper in group:
+            for j in np.flatnonzero(centroids @ vector[paper] >= threshold):
+                if j != i and paper not in shared[j]:
+                    shared[j].append(paper)
+    return shared
+
+
 def build_taxonomy(labels: Mapping[str, str], dimension: str, delta: int, l_max: int, embed_fn: EmbedFn, *,
-                   width_threshold: float, depth_step: float) -> TaxonomyNode:
+                   width_threshold: float, depth_step: float, shape: str = "tree") -> TaxonomyNode:
     """The taxonomy of one dimension from the papers' pseudo-labels.
 
     Args:
@@ -123,6 +136,8 @@ def build_taxonomy(labels: Mapping[str, str], dimension: str, delta: int, l_max:
         embed_fn: texts → embedding rows (MiniLM ``crewlib.relevance.embed`` in the pipeline).
         width_threshold: the cosine to a node's centroid needed to join it at level 1; at level ℓ
             the threshold is ``width_threshold + depth_step·(ℓ−1)`` (tighter deeper down).
+        shape: ``tree`` (each paper under one node) or ``dag`` (MA-RWG's: a paper also sits under every
+            other node of its level whose centroid is within the threshold, :func:`_shared`).
 
     A node that the tighter threshold leaves whole is split in two around its two least similar
     labels; only a node whose labels are all identical stays a leaf with δ or more papers
@@ -130,6 +145,8 @@ def build_taxonomy(labels: Mapping[str, str], dimension: str, delta: int, l_max:
     """
     if delta < 1 or l_max < 1:
         raise ValueError(f"build_taxonomy needs delta >= 1 and l_max >= 1 (got {delta}, {l_max})")
+    if shape not in ("tree", "dag"):
+        raise ValueError(f"the taxonomy's shape is 'tree' or 'dag', not {shape!r}")
     papers = list(labels)
     root = TaxonomyNode(dimension, 0, papers)
     if not papers:
@@ -139,11 +156,14 @@ def build_taxonomy(labels: Mapping[str, str], dimension: str, delta: int, l_max:
     vector = {p: rows[unique.index(labels[p])] for p in papers}
 
     def expand(members: list[str], level: int) -> list[TaxonomyNode]:
-        groups = _threshold_clusters(members, vector, min(width_threshold + depth_step * (level - 1), 0.99))
+        threshold = min(width_threshold + depth_step * (level - 1), 0.99)
+        groups = _threshold_clusters(members, vector, threshold)
         if len(groups) == 1 and level > 1:  # depth expansion the threshold could not split
             groups = _split_in_two(members, vector)
             if len(groups) == 1:
                 return []
+        if shape == "dag" and len(groups) > 1:
+            groups = _shared(groups, vector, threshold)
         nodes = []
         for group in groups:
             node = TaxonomyNode(_representative(group, labels, vector), level, group)
