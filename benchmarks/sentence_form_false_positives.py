@@ -24,6 +24,7 @@ import json
 import re
 from collections import Counter
 
+from crewlib.citations import KEY
 from crewlib.sentence_form import (
     broken_at_citation,
     lacks_main_verb,
@@ -39,7 +40,7 @@ _ITEM = re.compile(rf"^\s*(?:e\.g\.,?|see|cf\.)?\s*[A-Za-z][^;()]*?,?\s*{_YEAR}(
 _PARENTHETICAL = re.compile(r"\(([^()]*\d{4}[a-z]?)\)")
 _NARRATIVE = re.compile(rf"\b((?:[A-Z][\w'\-]+)(?:\s+et\s+al\.?|\s+(?:and|&)\s+[A-Z][\w'\-]+)?)\s+\({_YEAR}"
                         r"[^()]{0,20}\)")
-_ADJACENT_KEYS = re.compile(r"\[(R\d+(?:, R\d+)*)\]\s*[;,]?\s*\[(R\d+(?:, R\d+)*)\]")
+_ADJACENT_KEYS = re.compile(rf"\[({KEY}(?:, {KEY})*)\]\s*[;,]?\s*\[({KEY}(?:, {KEY})*)\]")
 _ABBREVIATIONS = re.compile(r"\b(?:e\.g|i\.e|et al_?|etc|cf|vs|fig|eq|sec|mrs?|ms|dr)\.", re.IGNORECASE)
 # Where a data set dropped a citation it could not match, it left a gap: "Later,  proposed", "JPC79 , BFD"
 # (a space before a stop or comma only in a cased text: the lower-cased one is tokenized, "a , b").

@@ -14,6 +14,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+# A key as a system writes it, and one bracket of keys ([R3], [R3, R7], [R3; R7]): every pattern over keys in the
+# project is built from these two.
+KEY = r"R\d+"
+KEY_GROUP = rf"\[{KEY}(?:\s*[,;]\s*{KEY})*\]"
 _BRACKET = re.compile(r"\[([^\[\]]{1,200})\]")
 _KEY = {"R": re.compile(r"^R\d+$"), "numeric": re.compile(r"^\d{1,4}$")}
 _RANGE = re.compile(r"^(\d{1,4})\s*[-–]\s*(\d{1,4})$")

@@ -65,7 +65,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import ClassVar
 
-from crewlib.citations import dedupe_markers, find_citation_keys, merge_marker_runs  # noqa: F401 (dedupe: the API)
+from crewlib.citations import KEY_GROUP, dedupe_markers, find_citation_keys, merge_marker_runs  # noqa: F401
 from crewlib.positioning import copies_cited_voice, refers_to_paper, relates_works, supported_relation
 from crewlib.schema import REPAIRS, Params
 from crewlib.sentence_form import repair_form
@@ -117,11 +117,11 @@ _SPECIFIC = re.compile(
     re.IGNORECASE,
 )
 _NAMED = re.compile(r"\b(?:[A-Z][a-z]*[A-Z][\w-]*|[A-Z]{2,}[\w-]*|\w*\d\w*)\b")
-_KEYS = re.compile(r"\[R\d+(?:\s*[,;]\s*R\d+)*\]")
+_KEYS = re.compile(KEY_GROUP)
 _STRAY_STOPS = re.compile(r"([.!?])(?:[ \t]+\.)+(?=\s|$)")  # "[R2]. . The" → "[R2]. The"
 _DANGLING_END = re.compile(  # a word that needs an object, then only the citation: "performs well on [R3]."
     r"\b(?P<word>on|for|with|at|about|into|onto|via|the|a|an|its|their|this|these|those|that|which|"
-    r"whose|such)\s*\[R\d+(?:\s*[,;]\s*R\d+)*\](?:\s*\[R\d+(?:\s*[,;]\s*R\d+)*\])*\s*[.!?]?[\"')\]]*\s*$",
+    rf"whose|such)\s*{KEY_GROUP}(?:\s*{KEY_GROUP})*\s*[.!?]?[\"')\]]*\s*$",
     re.IGNORECASE)
 _CITING_END = re.compile(  # the phrases that take a cited work as their object
     r"\b(?:(?:based|builds?|built|rel(?:y|ies|ied)|draws?|drawn|follows?|expands?|extends?|improves?|improved)\s+on"

@@ -12,14 +12,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from crewlib.citations import find_author_year_citations, find_citation_keys
+from crewlib.citations import KEY_GROUP, find_author_year_citations, find_citation_keys
 from crewlib.text import stems
 
 FAULTS = ("broken_citation", "verbless", "author_year", "title_opening")
-_KEY_GROUP = re.compile(r"\[R\d+(?:\s*[,;]\s*R\d+)*\]")
+_KEY_GROUP = re.compile(KEY_GROUP)
 # A word that needs a clause, then only citations: "... output, as [R4]." ("such as [R2]" names works: fine).
 _CUT_AT_CITATION = re.compile(r"(?<!such )(?<!well )(?<!same )\b(?:as|because|whereas|although|though|while|if|"
-                              r"unless|thus|hence|so)\s*(?:\[R\d+(?:\s*[,;]\s*R\d+)*\]\s*)+[.!?]?[\"')\]]*\s*$", re.I)
+                              rf"unless|thus|hence|so)\s*(?:{KEY_GROUP}\s*)+[.!?]?[\"')\]]*\s*$", re.I)
 _HEADING = re.compile(r"^\s*(?:#+\s.*|\*\*[^*]+\*\*[.:]?|__[^_]+__[.:]?)\s*$")
 _ABBREVIATED_END = re.compile(r"(?<![A-Za-z])(?:et al|e\.g|i\.e|cf|vs|etc)[._]*\s*$")
 _CLOSED = re.compile(r"[.!?][\"')\]*_]*\s*$")

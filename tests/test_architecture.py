@@ -115,3 +115,12 @@ def test_no_function_over_60_lines():
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno - node.lineno >= 60:
                 long.append(f"{path.relative_to(PROJECT_ROOT)}:{node.name} ({node.end_lineno - node.lineno + 1})")
     assert not long, f"functions over 60 lines: {long}"
+
+
+def test_the_citation_key_pattern_is_written_only_in_citations_py():
+    """Every pattern over R-keys is built from crewlib.citations.KEY and KEY_GROUP (issue 50); the tests' own
+    regexes, which read prompts, are theirs."""
+    spelled = [str(p.relative_to(PROJECT_ROOT)) for folder in (PACKAGE, PROJECT_ROOT / "benchmarks")
+               for p in folder.rglob("*.py")
+               if p.name != "citations.py" and re.search(r"R\\d|R\[0-9\]", p.read_text())]
+    assert not spelled, f"the citation key pattern is written again in {spelled}; build it from crewlib.citations"

@@ -15,7 +15,7 @@ from typing import ClassVar, Literal
 
 import pydantic
 
-from crewlib.citations import find_citation_keys
+from crewlib.citations import KEY_GROUP, find_citation_keys
 from crewlib.sections import cite_sentence, is_meta
 from crewlib.text import sentences
 
@@ -36,7 +36,7 @@ class ComposeOut(pydantic.BaseModel):
     confidence: Confidence = 0.5
 
 
-_MARKER_AFTER_STOP = re.compile(r"([.!?])\s*((?:\[R\d+(?:\s*[,;]\s*R\d+)*\]\s*)+)")
+_MARKER_AFTER_STOP = re.compile(rf"([.!?])\s*((?:{KEY_GROUP}\s*)+)")
 # ... the same, but not a marker that opens the next sentence ("... details. [R1] uses ...")
 _MARKER_CLOSING = re.compile(_MARKER_AFTER_STOP.pattern + r"(?=$|[A-Z\"'(.!?])")
 

@@ -32,7 +32,7 @@ from typing import ClassVar, Literal
 
 import pydantic
 
-from crewlib.citations import find_citation_keys
+from crewlib.citations import KEY, find_citation_keys
 from crewlib.env.closing import closed, fallback_position, lower_first, repeats
 from crewlib.positioning import (
     claim_stems,
@@ -101,7 +101,7 @@ def _bracketed(text: str, allowed: frozenset[str]) -> str:
     """Keys the model wrote bare ("ROUGE and R6 both ...") as citations ("ROUGE and [R6] both ..."), outside the
     citations it wrote."""
     parts = re.split(r"(\[[^\[\]]*\])", text)
-    bare = re.compile(r"\b(R\d+)\b")
+    bare = re.compile(rf"\b({KEY})\b")
     return "".join(part if part.startswith("[") else bare.sub(lambda m: f"[{m.group(1)}]" if m.group(1) in allowed
                                                                else m.group(1), part) for part in parts)
 

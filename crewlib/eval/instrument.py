@@ -35,6 +35,7 @@ import pandas as pd
 import pydantic
 
 from crewlib import prompts
+from crewlib.citations import KEY
 from crewlib.eval.examples import EvalExample
 from crewlib.eval.llm_metrics import Judge, ask, parallel
 from crewlib.eval.suite import Evaluator
@@ -77,7 +78,7 @@ def rekey(text: str, key_to_id: Mapping[str, str], example: EvalExample) -> str:
     """``text``'s citations in the example's own keys (systems order references differently, so one paper can be
     [R3] in one section and [R7] in another); an unknown key stays as written."""
     key_of = {rid: key for key, rid in example.default_keys.items()}
-    return re.sub(r"\bR\d+\b", lambda m: key_of.get(key_to_id.get(m.group(0), ""), m.group(0))
+    return re.sub(rf"\b{KEY}\b", lambda m: key_of.get(key_to_id.get(m.group(0), ""), m.group(0))
                   if m.group(0) in key_to_id else m.group(0), text)
 
 

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from crewlib.citations import find_citation_keys, is_lowercased
+from crewlib.citations import KEY, KEY_GROUP, find_citation_keys, is_lowercased
 from crewlib.eval import EvalExample, Evaluator
 from crewlib.eval.gold_keys import keyed_gold, parenthetical_keyed_gold
 from crewlib.eval.instrument import (
@@ -78,7 +78,7 @@ DEGRADATIONS = (*LEGACY_DAMAGES, "claims_swapped", "claim_altered", "half_citati
 GOLD = "gold"
 _YEAR_PARENTHESES = re.compile(r"[ \t]*\([^()]*\b(?:19|20)\d{2}[a-z]?\b[^()]*\)")  # (Smith et al., 2020; Doe 2019)
 _LOWERED_KEY = re.compile(r"\[r\d+\]")
-_KEY_GROUP = re.compile(r"\s*\[R\d+(?:\s*[,;]\s*R\d+)*\]")
+_KEY_GROUP = re.compile(rf"\s*{KEY_GROUP}")
 # Findings turned around: a word of a result and its opposite (both directions).
 _OPPOSITES = dict(pair for a, b in [
     ("outperforms", "underperforms"), ("outperform", "underperform"), ("improves", "degrades"),
@@ -98,7 +98,7 @@ def _keys(text: str) -> list[str]:
 def _without_keys(sentence: str, dropped: set[str]) -> str:
     """``sentence`` with the keys of ``dropped`` removed from its citations, in place."""
     def keep(match: re.Match) -> str:
-        keys = [k for k in re.findall(r"R\d+", match.group(0)) if k not in dropped]
+        keys = [k for k in re.findall(KEY, match.group(0)) if k not in dropped]
         return f" [{', '.join(keys)}]" if keys else ""
 
     return re.sub(r"\s+([.,;:])", r"\1", _KEY_GROUP.sub(keep, sentence))

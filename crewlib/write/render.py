@@ -6,11 +6,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from crewlib.citations import find_citation_keys
+from crewlib.citations import KEY, find_citation_keys
 from crewlib.data.records import MATH_SPAN, RWGExample, surname
 from crewlib.text import sentences
 
-_MARKER = re.compile(r"\[(\s*R\d+\s*(?:[,;]\s*R\d+\s*)*)\]")
+_MARKER = re.compile(rf"\[(\s*{KEY}\s*(?:[,;]\s*{KEY}\s*)*)\]")
 
 
 def resolve_markers(text: str, key_to_id: Mapping[str, str], cite) -> tuple[str, list[str]]:
