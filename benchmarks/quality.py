@@ -5,7 +5,7 @@ Usage: python benchmarks/quality.py [--params quick] [--targets N] [--systems cr
                                     [--crew-rounds N|auto] [--judge]
 
 Targets: the evaluation targets of the params' data (the bundled sample by default), plus every paper of each
-``--local`` file in the simple layout (README, "Data": id, title, abstract, references, related_work). Per
+``--local`` file in the simple layout (docs/guide.md, "Data": id, title, abstract, references, related_work). Per
 system and paper it prints what a reviewer checks first, read off the finished section: the share of the
 references with an abstract that are cited; repeated sentences, first-person sentences, uncited claims,
 unsupported cited sentences and pasted notes (``crewlib.sections.section_faults``); citations the draft had

@@ -4,7 +4,7 @@
 
 ``crew write``: the related-work section of your own paper (:mod:`crewlib.write`). The other jobs
 keep their module command lines (``python -m crewlib.demo``, ``python -m crewlib.rl``, the
-experiments' ``python -m crewlib.experiments.*``), listed in the README.
+experiments' ``python -m crewlib.experiments.*``), listed in docs/guide.md.
 """
 
 from __future__ import annotations

@@ -109,8 +109,8 @@ def test_ablations_retrain_every_variant_and_the_failure_run_replays_every_call(
     assert (api.unrecorded == 0).all() and (api.xs(0.0, level="rate").injected == 0).all()
     assert r["paper"]["api_failures_s"] == {"crew": 812.0, "orchestrator": 1012.0}
     # with the LLM: every variant's shipped controller and every team size wrote. Whether each shipped controller is
-    # this run's first-seed training is checked and reported: the shipped ones predate env.revision_guard (README,
-    # "Notebook 08 with the LLM"), so they are not, and the notebook says so.
+    # this run's first-seed training is checked and reported: the shipped ones predate env.revision_guard
+    # (docs/results.md, "Notebook 08 with the LLM"), so they are not, and the notebook says so.
     assert set(r["shipped_matches_training"]) == variants - {"CREW"}
     llm = pd.DataFrame(r["llm"])
     quick = load_params("quick")

@@ -200,7 +200,7 @@ def _gold_section(value: Any) -> str:
 
 
 def parse_simple_row(row: dict, index: int = 0, notes: LoadReport | None = None) -> RWGExample:
-    """The simple local layout: a target and its references (README, "Data"), every bad field named.
+    """The simple local layout: a target and its references (docs/guide.md, "Data"), every bad field named.
 
     ``{"id", "title", "abstract", "introduction"?, "references": [{"key", "title", "abstract"?, "authors"?,
     "year"?}], "related_work"?, "cited"?}``. A reference without an abstract is kept with its title

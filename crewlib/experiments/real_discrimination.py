@@ -215,7 +215,7 @@ def _read(figures: Path | None, name: str) -> pd.DataFrame | None:
 
 def composite_view(table: pd.DataFrame) -> pd.DataFrame:
     """Per real set, the composite without the LLM damage by damage (share of pairs with the gold first) and
-    its pairs: the rows the README and docs/results.md quote."""
+    its pairs: the rows docs/results.md quotes."""
     part = table[table.instrument == OFFLINE_COMPOSITE]
     view = part.pivot_table(index=SET, columns="damage", values="correct", sort=False)
     view.insert(0, "pairs", part.groupby(SET, sort=False).pairs.sum())
