@@ -223,6 +223,11 @@ class Evaluator:
             self._vectors.update(zip(todo, embed(todo), strict=True))
         return np.array([self._vectors[t] for t in texts])
 
+    def _cosine(self, texts: Mapping[str, str], missing: float) -> Callable[[str, str], float]:
+        """MiniLM cosine between two ids' ``texts`` (embedded once); ``missing`` for an id without one."""
+        vectors = dict(zip(texts, self._embed(list(texts.values())), strict=True))
+        return lambda a, b: float(vectors[a] @ vectors[b]) if a in vectors and b in vectors else missing
+
     # ------------------------------------------------------------------ reference-based groups
     def _citation(self, item: Item) -> dict[str, float | Unavailable]:
         check, ex = item.check, item.example
@@ -273,8 +278,7 @@ class Evaluator:
             raise Unavailable("the references have no titles or abstracts to compare")
         refs = ex.reference_by_id
         ids = [i for i in dict.fromkeys([*ex.gold_cited_ids, *item.check.cited_ids]) if i in refs]
-        vectors = dict(zip(ids, self._embed([refs[i].text for i in ids]), strict=True))
-        similarity = lambda a, b: float(vectors[a] @ vectors[b]) if a in vectors and b in vectors else 0.0
+        similarity = self._cosine({i: refs[i].text for i in ids}, missing=0.0)
         return {"soft_recall_cosine": rwgbench.soft_recall_cosine(item.check.cited_ids, ex.gold_cited_ids, similarity,
                                                                   self.settings.soft_recall_threshold)}
 
@@ -431,8 +435,7 @@ class Evaluator:
         refs = ex.reference_by_id
         cited = item.check.cited_ids  # none: no pair, the soft recall is 0 as the hard one
         ids = [i for i in dict.fromkeys([*ex.gold_cited_ids, *cited]) if i in refs and refs[i].text]
-        vectors = dict(zip(ids, self._embed([refs[i].text for i in ids]), strict=True))
-        similarity = lambda a, b: float(vectors[a] @ vectors[b]) if a in vectors and b in vectors else -1.0
+        similarity = self._cosine({i: refs[i].text for i in ids}, missing=-1.0)
         pairs = [(g, a) for g, a, score in rwgbench.alternative_pairs(cited, ex.gold_cited_ids, similarity, -0.5)]
         pairs = pairs[: self.settings.soft_recall_max_pairs]  # papers without a text (-1) are never paired
         client = self._labeller()

@@ -32,6 +32,7 @@ from crewlib.citations import check_citations
 from crewlib.data.records import Reference, RWGExample
 from crewlib.eval.examples import EvalExample, EvalReference
 from crewlib.eval.llm_metrics import parallel
+from crewlib.eval.rwgbench import citation_recall
 from crewlib.eval.suite import Evaluator
 from crewlib.experiments.paper import RWGBENCH_RETRIEVAL, RWGBENCH_RETRIEVAL_CONDITION
 from crewlib.llm import LLMClient, LLMError
@@ -74,12 +75,8 @@ def candidates(example: RWGExample, pool: Sequence[Reference], retriever: str, k
     return rank(retriever, f"{example.title}. {example.abstract}", others)[:k]
 
 
-def coverage(candidate_ids: Sequence[str], gold: Sequence[str]) -> float:
-    """Share of the gold cited papers among the candidates; ``gold`` must not be empty."""
-    gold_set = set(gold)
-    if not gold_set:
-        raise ValueError("candidate coverage needs gold cited ids")
-    return len(gold_set & set(candidate_ids)) / len(gold_set)
+# Candidate coverage: the share of the gold cited papers among the candidates, recall's formula (gold must not be empty)
+coverage = citation_recall
 
 
 def candidate_task(example: RWGExample, found: Sequence[tuple[Reference, float]], target_words: int) -> Task:
@@ -101,7 +98,7 @@ def eval_example(example: RWGExample, extra: Sequence[Reference]) -> EvalExample
 @dataclass
 class RetrievalResults:
     frame: pd.DataFrame  # one row per (target, retriever): candidates, coverage, recall, precision, soft recall
-    generations: list[dict]  # the generated sections (system, example, text, key_to_id, cost)
+    generations: list[dict]  # the generated sections (system, example, text, key_to_id, error)
     library_size: int
     top_k: int
     model: str
